@@ -1,0 +1,60 @@
+"""The audit's data: findings and the report."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Category = Literal["correctness", "performance", "memory_access", "numerical_stability", "best_practices"]
+Severity = Literal["P0", "P1", "P2"]
+
+
+class Finding(BaseModel):
+    """One problem: where, what, why it matters, how to fix it."""
+
+    id: str
+    category: Category
+    severity: Severity
+    file: str
+    line: int
+    function: str | None = None
+    evidence: str = ""
+    why: str = ""
+    fix: str = ""
+    snippet: str = ""
+
+
+class AuditReport(BaseModel):
+    """Everything audit_source found, sorted by priority."""
+
+    file: str
+    kernels: list[dict[str, Any]] = []
+    findings: list[Finding] = []
+    counts: dict[str, int] = {}
+    verdict: str = ""
+    checked: list[str] = []
+    not_checked: list[str] = Field(default_factory=list)
+    summary: str = ""
+
+    def finalize(self) -> AuditReport:
+        """Sort findings, count them and write the verdict."""
+        self.findings.sort(key=lambda f: (f.severity, f.line))
+        self.counts = {s: sum(f.severity == s for f in self.findings) for s in ("P0", "P1", "P2")}
+        for f in self.findings:
+            self.counts[f.category] = self.counts.get(f.category, 0) + 1
+        if self.counts["P0"]:
+            self.verdict = f"{self.counts['P0']} problem(s) that can give wrong results: fix the P0 findings first"
+        elif self.counts["P1"]:
+            self.verdict = "no wrong-result risks found; speed can improve (P1)"
+        else:
+            self.verdict = "no P0/P1 problems found"
+        return self
+
+
+def merge_compiled(report: AuditReport, facts: dict[str, Any], findings: list[Finding]) -> AuditReport:
+    """Add compiled-analysis findings (GPU) to a static report."""
+    report.findings.extend(findings)
+    if facts:
+        report.checked.append(f"compiled:{facts.get('kernel', '?')}")
+    return report.finalize()

@@ -1,0 +1,225 @@
+"""`pytorch-to-triton`: the same functions as the MCP tools, for people (and --json for machines)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import P2TError
+
+
+def _csv(s: str | None) -> list[str] | None:
+    return [x.strip() for x in s.split(",") if x.strip()] if s else None
+
+
+def _progress(quiet: bool) -> Any:
+    def on_event(message: str, progress: float | None, total: float | None) -> None:
+        if not quiet:
+            where = f"[{int(progress)}/{int(total)}] " if progress is not None and total else ""
+            print(f"  {where}{message}", file=sys.stderr, flush=True)
+
+    return on_event
+
+
+def _service(args: argparse.Namespace) -> Any:
+    from .service import Service
+
+    return Service(args.workspace, devices=_csv(args.devices) if args.devices is not None else None)
+
+
+def _emit(args: argparse.Namespace, model: Any, text: str) -> None:
+    if args.json:
+        print(json.dumps(model.model_dump(mode="json"), indent=2, default=str))
+    else:
+        print(text)
+
+
+def _validation_text(rep: Any) -> str:
+    lines = [rep.summary, ""]
+    for cand in rep.candidates:
+        lines.append(f"{cand.candidate}: {'PASS' if cand.ok else 'FAIL'}")
+        for c in cand.cases:
+            err = c.max_abs_err if c.max_abs_err is not None else "-"
+            err_s = f"{err:.2e}" if isinstance(err, float) else str(err)
+            t = f"{c.time_ms:.2f} ms" if c.time_ms is not None else ""
+            shape = "x".join(str(s) for s in c.shape[0]) if c.shape else ""
+            lines.append(f"  {'ok ' if c.ok else 'BAD'} {c.name:<22} {c.dtype:<9} {shape:<14} max_abs {err_s:<9} {t}")
+        for f in cand.findings:
+            lines.append(f"  [{f.severity}] {f.check}: {f.message}" + (f"  -> {f.fix}" if f.fix else ""))
+        for n in cand.notes[:5]:
+            lines.append(f"  note: {n}")
+        if cand.error and cand.error.get("traceback"):
+            lines.append("  " + cand.error["traceback"].replace("\n", "\n  "))
+    lines.append(f"reproduce: {rep.reproduce}")
+    return "\n".join(lines)
+
+
+def _bench_text(rep: Any) -> str:
+    head = f"{'impl':<28}{'case':<16}{'median ms':>10}{'p20':>9}{'p80':>9}{'spread':>8}{'GB/s':>9}{'%BW':>6}" \
+           f"{'TFLOP/s':>9}{'vs eager':>9}{'vs compile':>11}"
+    lines = [rep.verdict, head]
+
+    def f(v: Any, fmt: str) -> str:
+        return format(v, fmt) if isinstance(v, (int, float)) else "-"
+
+    for t in rep.timings:
+        lines.append(f"{t.impl[:27]:<28}{t.case[:15]:<16}{f(t.median_ms, '10.4f')}{f(t.p20_ms, '9.4f')}"
+                     f"{f(t.p80_ms, '9.4f')}{f(t.spread_pct, '7.1f')}%{f(t.gbps, '9.0f')}{f(t.pct_peak_bw, '6.0f')}"
+                     f"{f(t.tflops, '9.1f')}{f(t.speedup_vs_eager, '8.2f')}x{f(t.speedup_vs_compile, '10.2f')}x"
+                     + (f"  SUSPECT: {'; '.join(t.suspect)}" if t.suspect else "") + (f"  {t.error}" if t.error else ""))
+    lines += [f"note: {n}" for n in rep.notes]
+    if rep.plot:
+        lines.append(f"plot: {rep.plot}")
+    if rep.results_file:
+        lines.append(f"results: {rep.results_file}")
+    lines.append(f"reproduce: {rep.reproduce}")
+    return "\n".join(lines)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    svc = _service(args)
+    try:
+        tol = json.loads(args.tolerances) if args.tolerances else None
+        cases = json.loads(args.cases) if args.cases else None
+        rep = svc.validate(reference=args.reference, candidates=args.candidates, dtypes=_csv(args.dtypes),
+                           trials=args.trials, seed=args.seed, tolerances=tol, cases=cases,
+                           replace_cases=args.replace_cases, only_cases=_csv(args.only_cases), gradients=args.gradients,
+                           large_offsets=args.large_offsets, timeout_s=args.timeout, device=args.device,
+                           on_event=_progress(args.quiet or args.json))
+    finally:
+        svc.close()
+    _emit(args, rep, _validation_text(rep))
+    return 0 if rep.ok else 1
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    svc = _service(args)
+    try:
+        cases = json.loads(args.cases) if args.cases else None
+        sweep = json.loads(args.sweep) if args.sweep else None
+        rep = svc.benchmark(reference=args.reference, candidates=args.candidates, dtype=args.dtype, cases=cases,
+                            sweep=sweep, compile=args.compile, cuda_graph=args.cuda_graph, repeats=args.repeats,
+                            timeout_s=args.timeout, device=args.device, on_event=_progress(args.quiet or args.json))
+    finally:
+        svc.close()
+    _emit(args, rep, _bench_text(rep))
+    return 0 if rep.ok else 1
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    svc = _service(args)
+    try:
+        rep = svc.audit(path=args.path, compile=not args.no_compile, reference=args.reference)
+    finally:
+        svc.close()
+    _emit(args, rep, rep.markdown or rep.summary)
+    return 0 if not (rep.counts or {}).get("P0") else 1
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from .service import Service
+
+    svc = Service(args.workspace, devices=[])
+    try:
+        rep = svc.docs(topic=args.topic, refresh=args.refresh, offline=args.offline, cache_dir=args.cache_dir,
+                       max_chars=args.max_chars, on_event=_progress(args.quiet or args.json))
+    finally:
+        svc.close()
+    text = rep.summary
+    for s in rep.sections:
+        text += f"\n\n## {s.get('title')}  ({s.get('source_url')})\n{s.get('text', '')}"
+    _emit(args, rep, text)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .mcp_server import serve
+
+    serve(args.workspace, devices=_csv(args.devices) if args.devices is not None else None)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse tree of every subcommand."""
+    p = argparse.ArgumentParser(prog="pytorch-to-triton", description=__doc__)
+    p.add_argument("--version", action="version", version=f"pytorch-to-triton {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--workspace", default=".", help="project root; every path must be inside it (default: cwd)")
+    common.add_argument("--devices", default=None, help="comma-separated GPU indices to use (default: all visible)")
+    common.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    common.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", parents=[common], help="run the MCP server on stdio")
+    s.set_defaults(func=cmd_serve)
+
+    v = sub.add_parser("validate", parents=[common], help="validate candidates against a PyTorch reference")
+    v.add_argument("reference")
+    v.add_argument("candidates", nargs="+")
+    v.add_argument("--dtypes", help="e.g. float32,bfloat16")
+    v.add_argument("--trials", type=int, default=3)
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--tolerances", help='JSON, e.g. \'{"bfloat16": {"rtol": 0.02, "atol": 0.02}}\'')
+    v.add_argument("--cases", help='JSON list, e.g. \'[{"name": "big", "shape": [4096, 4096]}]\'')
+    v.add_argument("--replace-cases", action="store_true")
+    v.add_argument("--only-cases", help="comma-separated case names to run, e.g. medium,odd_7")
+    v.add_argument("--gradients", action="store_true")
+    v.add_argument("--large-offsets", action="store_true")
+    v.add_argument("--timeout", type=float, default=600)
+    v.add_argument("--device", default=None)
+    v.set_defaults(func=cmd_validate)
+
+    b = sub.add_parser("bench", parents=[common], help="benchmark candidates vs eager and torch.compile (GPU)")
+    b.add_argument("reference")
+    b.add_argument("candidates", nargs="*")
+    b.add_argument("--dtype")
+    b.add_argument("--cases", help="JSON list of cases")
+    b.add_argument("--sweep", help='JSON, e.g. \'{"param": "N", "values": [256, 1024], "shape": [4096, "N"]}\'')
+    b.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
+    b.add_argument("--cuda-graph", action="store_true")
+    b.add_argument("--repeats", type=int, default=3)
+    b.add_argument("--timeout", type=float, default=600)
+    b.add_argument("--device", default=None)
+    b.set_defaults(func=cmd_bench)
+
+    a = sub.add_parser("audit", parents=[common], help="audit a Triton kernel file")
+    a.add_argument("path")
+    a.add_argument("--reference", help="reference.py for compiled analysis on a GPU")
+    a.add_argument("--no-compile", action="store_true")
+    a.set_defaults(func=cmd_audit)
+
+    d = sub.add_parser("docs", parents=[common], help="fetch/cache/search Triton docs")
+    d.add_argument("topic", nargs="?")
+    d.add_argument("--refresh", action="store_true")
+    d.add_argument("--offline", action="store_true")
+    d.add_argument("--cache-dir", default="docs/.triton_docs")
+    d.add_argument("--max-chars", type=int, default=12000)
+    d.set_defaults(func=cmd_docs)
+
+    try:
+        from .install import register_cli
+
+        register_cli(sub)
+    except ImportError:
+        pass
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except P2TError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

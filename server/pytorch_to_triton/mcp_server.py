@@ -1,0 +1,275 @@
+"""The MCP server (stdio): four thin tools over service.py, plus resources and prompts.
+
+Never print to stdout here: it is the protocol channel. Logs go to stderr and to the client.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resources import FileResource, FunctionResource
+from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from pydantic import Field
+
+from . import __version__
+from .errors import P2TError
+from .schemas import AuditResult, BenchmarkReport, CaseSpec, DocsReport, Tolerance, ValidationReport
+from .service import Service
+from .skill_files import references_dir
+
+log = logging.getLogger("pytorch_to_triton")
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "Turns PyTorch code into validated, benchmarked Triton kernels and audits Triton kernels. Workflow (SKILL.md): "
+    "fetch_triton_docs -> write reference.py (task format: resource p2t://references/task-format.md) -> stage1.py -> "
+    "run_validation -> stage2.py -> run_validation + run_benchmark -> stage3.py -> run_validation + run_benchmark "
+    "vs torch.compile -> audit_kernel. Paths are relative to the server's workspace."
+)
+
+
+async def _run(ctx: Context, fn: Callable[..., T], **kwargs: Any) -> T:
+    """Run a blocking service call in a thread, forwarding progress; cancel kills the worker."""
+    cancel = threading.Event()
+
+    def on_event(message: str, progress: float | None, total: float | None) -> None:
+        try:
+            anyio.from_thread.run(ctx.report_progress, float(progress or 0), total, message)
+        except Exception:  # noqa: BLE001 - a client that went away must not break the run
+            pass
+
+    try:
+        return await anyio.to_thread.run_sync(lambda: fn(on_event=on_event, cancel=cancel, **kwargs),
+                                              abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        cancel.set()
+        raise
+    except P2TError as e:
+        raise ToolError(str(e)) from e
+    except Exception as e:  # noqa: BLE001 - a bug of ours must still answer the call, not kill the server
+        log.exception("internal error in %s", getattr(fn, "__name__", "tool"))
+        raise ToolError(f"internal error ({type(e).__name__}: {e}); the server is still running. Please report this "
+                        "with the call's arguments") from e
+
+
+def _result(model: Any, summary: str, image: str | None = None) -> CallToolResult:
+    content: list[Any] = [TextContent(type="text", text=summary)]
+    if image and Path(image).is_file():
+        content.append(ImageContent(type="image", data=base64.b64encode(Path(image).read_bytes()).decode(),
+                                    mime_type="image/png"))
+    return CallToolResult(content=content, structured_content=model.model_dump(mode="json"))
+
+
+def build_server(service: Service) -> MCPServer:
+    """The MCP server bound to one Service (one workspace, one worker pool)."""
+    server = MCPServer("pytorch-to-triton", instructions=INSTRUCTIONS, version=__version__)
+
+    @server.tool(
+        name="fetch_triton_docs",
+        title="Fetch and search Triton docs",
+        annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=True, open_world_hint=True,
+                                    destructive_hint=False),
+    )
+    async def fetch_triton_docs(
+        ctx: Context,
+        topic: Annotated[str | None, Field(description="what to look up, e.g. 'tl.dot', 'autotune', 'atomic_add', "
+                                           "'associative_scan'; omit to only make sure the cache is filled")] = None,
+        refresh: Annotated[bool, Field(description="re-fetch even if the cache is fresh")] = False,
+        offline: Annotated[bool, Field(description="never touch the network: use the cache, else build the "
+                                       "language reference from the installed triton package")] = False,
+        cache_dir: Annotated[str, Field(description="cache directory, relative to the workspace")] = "docs/.triton_docs",
+        max_chars: Annotated[int, Field(ge=200, le=200_000, description="size budget of the returned sections")] = 12000,
+    ) -> Annotated[CallToolResult, DocsReport]:
+        """Make sure docs/.triton_docs holds Triton's language reference, tutorials and our best-practices guide
+        (fetched over the network, or built from the installed triton when offline), then return only the sections
+        matching `topic`. Call this before writing a kernel and whenever you need an API's exact signature."""
+        rep = await _run(ctx, _no_cancel(service.docs), topic=topic, refresh=refresh, offline=offline,
+                         cache_dir=cache_dir, max_chars=max_chars)
+        return _result(rep, rep.summary or f"docs cache at {rep.cache_dir}")
+
+    @server.tool(
+        name="run_validation",
+        title="Validate Triton candidates against the PyTorch reference",
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False,
+                                    destructive_hint=False),
+    )
+    async def run_validation(
+        ctx: Context,
+        reference: Annotated[str | None, Field(description="path of reference.py (task format: make_inputs(case) + "
+                                               "reference(...), or KernelBench's Model/get_inputs)")] = None,
+        candidates: Annotated[list[str] | None, Field(description="candidate files to check, e.g. ['stage1.py']")] = None,
+        reference_code: Annotated[str | None, Field(description="reference source inline instead of a path")] = None,
+        candidate_code: Annotated[str | None, Field(description="one candidate's source inline")] = None,
+        reference_entry: Annotated[str | None, Field(description="reference function name if not 'reference'")] = None,
+        candidate_entry: Annotated[str | None, Field(description="candidate function name if not the reference's "
+                                                     "name or 'candidate'")] = None,
+        dtypes: Annotated[list[str] | None, Field(description="dtypes to check, e.g. ['float32','bfloat16']; default "
+                                                  "the reference's DTYPES")] = None,
+        cases: Annotated[list[CaseSpec] | None, Field(description="extra cases (or replacements with replace_cases)")] = None,
+        replace_cases: Annotated[bool, Field(description="run only `cases`, not the reference's SHAPES")] = False,
+        only_cases: Annotated[list[str] | None, Field(description="run only these case names (e.g. the failing "
+                                                      "one)")] = None,
+        trials: Annotated[int, Field(ge=1, le=20, description="seeded trials per case")] = 3,
+        seed: Annotated[int, Field(description="base seed; the report prints each case's seed")] = 0,
+        tolerances: Annotated[dict[str, Tolerance | Literal["tf32"]] | None,
+                              Field(description="per-dtype overrides, e.g. {'bfloat16': {'rtol': 2e-2, 'atol': 2e-2}} "
+                                    "or {'float32': 'tf32'} for fp32 tl.dot")] = None,
+        gradients: Annotated[bool, Field(description="also compare input gradients (autograd.Function candidates)")] = False,
+        large_offsets: Annotated[bool, Field(description="add a case past 2**31 elements (GPU, if memory allows)")] = False,
+        timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit per candidate")] = 600,
+        device: Annotated[str | None, Field(description="worker device, e.g. 'cuda:1'; default any idle one")] = None,
+    ) -> Annotated[CallToolResult, ValidationReport]:
+        """The stage gate: run each candidate and the reference on every case (standard, odd sizes, empty, single,
+        non-contiguous, each dtype) over seeded trials; compare against a float64 reference with per-dtype
+        tolerances; poison outputs, run twice, and apply honesty checks. A failing kernel returns ok=false with
+        named findings and `first_fix`; fix that first and call again."""
+        rep = await _run(ctx, service.validate, reference=reference, candidates=candidates,
+                         reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
+                         candidate_entry=candidate_entry, dtypes=dtypes, cases=cases, replace_cases=replace_cases,
+                         only_cases=only_cases, trials=trials, seed=seed, tolerances=tolerances, gradients=gradients,
+                         large_offsets=large_offsets, timeout_s=timeout_s, device=device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # logging is deprecated in 2026-07 MCP, still read by older clients
+            await ctx.info(rep.summary.splitlines()[0])
+        return _result(rep, rep.summary)
+
+    @server.tool(
+        name="run_benchmark",
+        title="Benchmark Triton candidates vs eager and torch.compile",
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False,
+                                    destructive_hint=False),
+    )
+    async def run_benchmark(
+        ctx: Context,
+        reference: Annotated[str | None, Field(description="path of reference.py")] = None,
+        candidates: Annotated[list[str] | None, Field(description="candidate files, e.g. ['stage1.py','stage2.py']")] = None,
+        reference_code: Annotated[str | None, Field(description="reference source inline")] = None,
+        candidate_code: Annotated[str | None, Field(description="one candidate's source inline")] = None,
+        reference_entry: Annotated[str | None, Field(description="reference function name")] = None,
+        candidate_entry: Annotated[str | None, Field(description="candidate function name")] = None,
+        cases: Annotated[list[CaseSpec] | None, Field(description="shapes to time; default BENCH_SHAPES, else the "
+                                                      "'large' case")] = None,
+        sweep: Annotated[dict[str, Any] | None, Field(description="size sweep, e.g. {'param': 'N', 'values': [256, "
+                                                      "1024, 4096], 'shape': [4096, 'N']}; returns a plot")] = None,
+        dtype: Annotated[str | None, Field(description="dtype to time; default the reference's first DTYPES")] = None,
+        compile: Annotated[Literal["default", "max-autotune", "reduce-overhead", "none"],
+                           Field(description="torch.compile mode of the reference baseline")] = "default",
+        cuda_graph: Annotated[bool, Field(description="time with CUDA graphs (tiny kernels, launch-bound)")] = False,
+        repeats: Annotated[int, Field(ge=1, le=20, description="independent repetitions, for the spread")] = 3,
+        timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit")] = 600,
+        device: Annotated[str | None, Field(description="GPU to use, e.g. 'cuda:0'")] = None,
+    ) -> Annotated[CallToolResult, BenchmarkReport]:
+        """Re-validate then time each candidate with triton.testing.do_bench (median, min, p20, p80; L2 flushed)
+        against eager PyTorch and torch.compile of the reference; reports GB/s, TFLOP/s and % of this GPU's measured
+        peaks, speedups with significance, peak memory, autotune choices. GPU only."""
+        rep = await _run(ctx, service.benchmark, reference=reference, candidates=candidates,
+                         reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
+                         candidate_entry=candidate_entry, cases=cases, sweep=sweep, dtype=dtype, compile=compile,
+                         cuda_graph=cuda_graph, repeats=repeats, timeout_s=timeout_s, device=device)
+        return _result(rep, rep.summary or rep.verdict, rep.plot)
+
+    @server.tool(
+        name="audit_kernel",
+        title="Audit a Triton kernel",
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False,
+                                    destructive_hint=False),
+    )
+    async def audit_kernel(
+        ctx: Context,
+        path: Annotated[str | None, Field(description="Triton source file to audit")] = None,
+        code: Annotated[str | None, Field(description="source inline instead of a path")] = None,
+        compile: Annotated[bool, Field(description="also compile on the GPU for registers, spills, vectorization, "
+                                       "wgmma (needs reference)")] = True,
+        reference: Annotated[str | None, Field(description="reference.py whose inputs drive the compiled analysis")] = None,
+        timeout_s: Annotated[float, Field(ge=1, le=3600)] = 300,
+    ) -> Annotated[CallToolResult, AuditResult]:
+        """Five-category review (correctness, performance, memory access, numerical stability, best practices) of a
+        Triton file from its AST (never executed), plus compiled facts on a GPU; findings carry severity (P0 wrong
+        results, P1 speed, P2 maintainability), file:line, evidence and a fix. Fix P0s first, then re-validate."""
+        rep = await _run(ctx, service.audit, path=path, code=code, compile=compile, reference=reference,
+                         timeout_s=timeout_s)
+        return _result(rep, rep.markdown or rep.summary)
+
+    _register_resources(server, service)
+    _register_prompts(server)
+    return server
+
+
+def _no_cancel(fn: Callable[..., T]) -> Callable[..., T]:
+    def call(*, cancel: threading.Event | None = None, **kwargs: Any) -> T:
+        return fn(**kwargs)
+
+    return call
+
+
+def _register_resources(server: MCPServer, service: Service) -> None:
+    try:
+        refs = sorted(references_dir().glob("*.md"))
+    except FileNotFoundError:
+        refs = []
+    for f in refs:
+        server.add_resource(FileResource(uri=f"p2t://references/{f.name}", name=f"references/{f.name}",
+                                         description=f"skill reference guide {f.stem}", mime_type="text/markdown",
+                                         path=f))
+    cache = service.ws.root / "docs" / ".triton_docs"
+    for name in ("triton-lang-guide.md", "triton-tutorials.md", "triton-best-practices.md"):
+
+        def read(name: str = name) -> str:
+            p = cache / name
+            if not p.is_file():
+                return f"{name} is not cached yet: call the fetch_triton_docs tool first."
+            return p.read_text(encoding="utf-8")
+
+        server.add_resource(FunctionResource(uri=f"p2t://docs/{name}", name=f"docs/{name}", fn=read,
+                                             description=f"cached Triton docs: {name}", mime_type="text/markdown"))
+
+    @server.resource("p2t://report/{task}", name="run-journal report", mime_type="text/markdown",
+                     description="markdown table of a task's stages (verdict, time, speedups, % of peak)")
+    def report(task: str) -> str:
+        from . import journal
+
+        return journal.render_report(service.ws.root, task)
+
+
+def _register_prompts(server: MCPServer) -> None:
+    @server.prompt(name="convert-pytorch", title="Convert PyTorch code to Triton")
+    def convert(path: str, what: str = "the main operation") -> str:
+        """Open the three-stage conversion workflow on a PyTorch file."""
+        return (
+            f"Convert {what} in {path} to Triton following the pytorch-to-triton skill (SKILL.md). Steps: call "
+            "fetch_triton_docs; read the code and record assumptions (shapes, dtypes, device); write reference.py in "
+            "the task format (resource p2t://references/task-format.md); write stage1.py (naive, correct) and call "
+            "run_validation; then stage2.py (basic optimization) with run_validation and run_benchmark against "
+            "stage1; then stage3.py (advanced) with run_validation and run_benchmark against torch.compile; finish "
+            "with audit_kernel and show the run journal (resource p2t://report/<task>)."
+        )
+
+    @server.prompt(name="audit-kernel", title="Audit a Triton kernel")
+    def audit(path: str) -> str:
+        """Open audit mode on an existing Triton kernel."""
+        return (
+            f"Audit the Triton kernel in {path} with the audit_kernel tool (checklist: p2t://references/audit-guide.md). "
+            "Report the findings by priority (P0 wrong results first), propose the fixes with corrected snippets, and "
+            "if a PyTorch reference exists, re-run run_validation and run_benchmark after each fix."
+        )
+
+
+def serve(workspace: Path | str = ".", devices: list[str] | None = None) -> None:
+    """Run the stdio server until the client disconnects."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    service = Service(workspace, devices=devices)
+    try:
+        build_server(service).run("stdio")
+    finally:
+        service.close()

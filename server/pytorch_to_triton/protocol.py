@@ -1,0 +1,74 @@
+"""The worker protocol: one JSON object per line over a dedicated pipe pair.
+
+Server -> worker:  {"id": int, "op": "validate"|"benchmark"|"compiled"|"ping"|"shutdown", "args": {...}}
+Worker -> server:  {"id": int, "type": "progress", "message": str, "progress": float, "total": float|null}
+                   {"id": int, "type": "log", "level": "info"|"warning", "message": str}
+                   {"id": int, "type": "result", "result": {...}}
+                   {"id": int, "type": "error", "error": {"phase", "type", "message", "traceback"}}
+The worker sends exactly one "result" or "error" per request, after any number of progress/log lines.
+It redirects its own fd 1 to fd 2 at start, so user prints can never reach this channel.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+MAX_LINE_BYTES = 64 * 1024 * 1024  # a result larger than this is a bug in the worker, not in user code
+
+
+def _clean(value: Any) -> Any:
+    """Make floats JSON-safe (NaN/Inf become strings) so the reader never chokes."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One protocol line."""
+    return (json.dumps(_clean(message), default=str) + "\n").encode()
+
+
+def write_message(fd: int, message: dict[str, Any]) -> None:
+    """Write one message to a pipe fd, looping over partial writes."""
+    data = encode(message)
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+
+
+class LineReader:
+    """Incremental reader of protocol lines from a non-blocking fd."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self._buf = b""
+        self.eof = False
+
+    def feed(self) -> list[dict[str, Any]]:
+        """Read what is available; return the complete messages."""
+        try:
+            chunk = os.read(self.fd, 1 << 20)
+        except BlockingIOError:
+            return []
+        if not chunk:
+            self.eof = True
+        self._buf += chunk
+        if len(self._buf) > MAX_LINE_BYTES:
+            raise ValueError("worker sent a protocol line larger than 64 MiB")
+        out = []
+        while b"\n" in self._buf:
+            line, self._buf = self._buf.split(b"\n", 1)
+            if line.strip():
+                out.append(json.loads(line))
+        return out

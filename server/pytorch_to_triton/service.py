@@ -1,0 +1,470 @@
+"""The plain-Python API behind every tool and CLI command (never imports torch or triton).
+
+Each function takes keyword arguments, an optional `on_event(message, progress, total)` callback and
+an optional cancel `threading.Event`, and returns a pydantic model from schemas.py. Misuse raises
+UsageError; a failing kernel comes back as data (`ok: false`).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError, WorkerError
+from .schemas import (
+    AuditResult,
+    BenchmarkReport,
+    CandidateReport,
+    DocsReport,
+    Finding,
+    ValidationReport,
+)
+from .worker_client import Limits, WorkerPool
+from .workspace import Workspace, atomic_write
+
+OnEvent = Callable[[str, float | None, float | None], None]
+KNOWN_DTYPES = {
+    "float32", "fp32", "float", "float16", "fp16", "half", "bfloat16", "bf16", "float64", "fp64", "double",
+    "int8", "uint8", "int16", "int32", "int64", "bool",
+}
+VALIDATION_TIMEOUT_S = 600.0
+BENCHMARK_TIMEOUT_S = 600.0
+
+
+def _check_dtypes(dtypes: list[str] | None) -> None:
+    for d in dtypes or []:
+        if str(d).lower().removeprefix("torch.") not in KNOWN_DTYPES:
+            raise UsageError(f"unknown dtype {d!r}; use one of float32, float16, bfloat16, float64, int8, int16, "
+                             "int32, int64, uint8, bool")
+
+
+def _check_tolerances(tolerances: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in (tolerances or {}).items():
+        _check_dtypes([k])
+        if isinstance(v, str):
+            if v not in ("tf32", "float32", "float16", "bfloat16", "float64"):
+                raise UsageError(f"tolerance preset {v!r} unknown; use 'tf32' or a {{rtol, atol}} object")
+            out[k] = v
+            continue
+        if hasattr(v, "model_dump"):
+            v = v.model_dump()
+        if isinstance(v, (list, tuple)) and len(v) == 2:
+            v = {"rtol": v[0], "atol": v[1]}
+        if not isinstance(v, dict) or not {"rtol", "atol"} <= set(v) or min(float(v["rtol"]), float(v["atol"])) < 0:
+            raise UsageError(f"tolerance for {k} must be {{'rtol': float >= 0, 'atol': float >= 0}}, got {v!r}")
+        out[k] = {"rtol": float(v["rtol"]), "atol": float(v["atol"])}
+    return out
+
+
+def _cases(cases: list[Any] | None) -> list[dict[str, Any]]:
+    out = []
+    for c in cases or []:
+        c = c.model_dump() if hasattr(c, "model_dump") else dict(c)
+        shape = c.get("shape")
+        if isinstance(shape, list) and any((not isinstance(s, int)) or s < 0 for s in shape):
+            raise UsageError(f"case shape {shape} must be a list of non-negative integers")
+        if c.get("dtype"):
+            _check_dtypes([c["dtype"]])
+        out.append(c)
+    return out
+
+
+class Service:
+    """One workspace, one worker pool: what the MCP server and the CLI both drive."""
+
+    def __init__(self, workspace: Path | str = ".", devices: list[str] | None = None, limits: Limits | None = None):
+        self.ws = Workspace(workspace)
+        self.pool = WorkerPool(self.ws.root, self.ws.state_dir, devices=devices, limits=limits)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the workers."""
+        self.pool.close()
+
+    # ---- sources --------------------------------------------------------------------------------
+    def source(self, path: str | None, code: str | None, what: str) -> Path:
+        """A real file for a path or inline code (inline code is written under .pytorch-to-triton/inline)."""
+        if code is not None and path:
+            raise UsageError(f"pass either {what} (a path) or {what}_code (inline source), not both")
+        if code is not None:
+            p = self.ws.write_inline(code, what=f"{what}_code")
+        elif path:
+            p = self.ws.resolve(path, what=what)
+        else:
+            raise UsageError(f"{what} is required: a path relative to the workspace, or {what}_code")
+        if p.suffix != ".py":
+            raise UsageError(f"{what} {p.name} is not a .py file")
+        self.ws.read_source(p, what=what)  # size and UTF-8 checks before the worker sees it
+        return p
+
+    # ---- run_validation -------------------------------------------------------------------------
+    def validate(
+        self,
+        *,
+        reference: str | None = None,
+        candidates: list[str] | None = None,
+        reference_code: str | None = None,
+        candidate_code: str | None = None,
+        reference_entry: str | None = None,
+        candidate_entry: str | None = None,
+        dtypes: list[str] | None = None,
+        cases: list[Any] | None = None,
+        replace_cases: bool = False,
+        only_cases: list[str] | None = None,
+        trials: int = 3,
+        seed: int = 0,
+        tolerances: dict[str, Any] | None = None,
+        gradients: bool = False,
+        large_offsets: bool = False,
+        noncontiguous: bool | None = None,
+        timeout_s: float = VALIDATION_TIMEOUT_S,
+        device: str | None = None,
+        on_event: OnEvent | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ValidationReport:
+        """Validate candidate files against a PyTorch reference over many cases (the stage gate)."""
+        ref = self.source(reference, reference_code, "reference")
+        cand_paths = [self.source(c, None, "candidate") for c in candidates or []]
+        if candidate_code is not None:
+            cand_paths.append(self.source(None, candidate_code, "candidate"))
+        if not cand_paths:
+            raise UsageError("no candidate: pass candidates=[...paths...] or candidate_code")
+        _check_dtypes(dtypes)
+        if not 1 <= int(trials) <= 20:
+            raise UsageError("trials must be between 1 and 20")
+        if not 1 <= float(timeout_s) <= 3600:
+            raise UsageError("timeout_s must be between 1 and 3600 seconds")
+        base = {
+            "workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
+            "candidate_entry": candidate_entry, "dtypes": dtypes, "cases": _cases(cases), "replace_cases": replace_cases,
+            "only_cases": only_cases, "trials": int(trials), "seed": int(seed), "tolerances": _check_tolerances(tolerances),
+            "gradients": gradients, "large_offsets": large_offsets,
+        }
+        if noncontiguous is not None:
+            base["noncontiguous"] = noncontiguous
+        reports: list[CandidateReport] = []
+        runtime: dict[str, Any] = {}
+        for i, cand in enumerate(cand_paths):
+            display = self.ws.relative(cand)
+            args = {**base, "candidate": str(cand), "candidate_display": display}
+
+            def fwd(msg: dict[str, Any], i: int = i) -> None:
+                if on_event is not None and msg.get("type") == "progress":
+                    on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
+
+            try:
+                res = self.pool.call("validate", args, timeout_s=timeout_s, device=device, on_event=fwd, cancel=cancel)
+                runtime = res.get("runtime", runtime) or runtime
+                runtime["worker_device"] = res.get("worker_device")
+                reports.append(CandidateReport.model_validate(res))
+            except WorkerError as e:
+                if e.kind == "cancelled":
+                    raise
+                reports.append(_worker_failure(display, e))
+        report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials))
+        cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
+               "--seed", str(seed), "--trials", str(trials)]
+        if dtypes:
+            cmd += ["--dtypes", ",".join(dtypes)]
+        report.reproduce = shlex.join(cmd)
+        for cr in reports:
+            self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
+                          len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter})
+        return report
+
+    # ---- run_benchmark --------------------------------------------------------------------------
+    def benchmark(
+        self,
+        *,
+        reference: str | None = None,
+        candidates: list[str] | None = None,
+        reference_code: str | None = None,
+        candidate_code: str | None = None,
+        reference_entry: str | None = None,
+        candidate_entry: str | None = None,
+        cases: list[Any] | None = None,
+        sweep: dict[str, Any] | None = None,
+        dtype: str | None = None,
+        compile: str = "default",
+        cuda_graph: bool = False,
+        repeats: int = 3,
+        warmup_ms: float = 25.0,
+        rep_ms: float = 100.0,
+        timeout_s: float = BENCHMARK_TIMEOUT_S,
+        device: str | None = None,
+        on_event: OnEvent | None = None,
+        cancel: threading.Event | None = None,
+    ) -> BenchmarkReport:
+        """Time candidates against eager PyTorch and torch.compile on the GPU, with roofline figures."""
+        ref = self.source(reference, reference_code, "reference")
+        cand_paths = [self.source(c, None, "candidate") for c in candidates or []]
+        if candidate_code is not None:
+            cand_paths.append(self.source(None, candidate_code, "candidate"))
+        if dtype:
+            _check_dtypes([dtype])
+        if compile not in ("default", "max-autotune", "reduce-overhead", "none"):
+            raise UsageError("compile must be 'default', 'max-autotune', 'reduce-overhead' or 'none'")
+        if not 1 <= int(repeats) <= 20:
+            raise UsageError("repeats must be between 1 and 20")
+        if sweep is not None:
+            sweep = dict(sweep)
+            if not isinstance(sweep.get("values"), list) or not sweep["values"] or not sweep.get("param"):
+                raise UsageError("sweep needs {'param': 'N', 'values': [256, 1024, ...], 'shape': [4096, 'N']}")
+        if all(s.name == "cpu" for s in self.pool.slots) and not self._has_gpu_hint():
+            raise UsageError("run_benchmark needs a CUDA GPU and none is visible here; timing under Triton's CPU "
+                             "interpreter would be meaningless. Run run_validation instead, or use a GPU machine")
+        args = {
+            "workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
+            "candidate_entry": candidate_entry, "candidates": [str(p) for p in cand_paths],
+            "candidate_displays": [self.ws.relative(p) for p in cand_paths], "cases": _cases(cases), "sweep": sweep,
+            "dtype": dtype, "compile": compile, "cuda_graph": cuda_graph, "repeats": int(repeats),
+            "warmup_ms": float(warmup_ms), "rep_ms": float(rep_ms), "peaks_file": str(self.ws.state_dir / "peaks.json"),
+        }
+
+        def fwd(msg: dict[str, Any]) -> None:
+            if on_event is not None and msg.get("type") == "progress":
+                on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
+
+        try:
+            res = self.pool.call("benchmark", args, timeout_s=timeout_s, device=device, on_event=fwd, cancel=cancel)
+        except WorkerError as e:
+            if e.kind == "cancelled":
+                raise
+            return BenchmarkReport(ok=False, verdict=f"benchmark failed: {e.kind}: {e}", device=device or "?",
+                                   reference=self.ws.relative(ref), notes=[e.stderr_tail[-2000:]] if e.stderr_tail else [],
+                                   summary=f"benchmark failed ({e.kind}): {e}")
+        if res.get("error_usage"):
+            raise UsageError(res["error_usage"])
+        report = BenchmarkReport.model_validate({**res, "reference": self.ws.relative(ref)})
+        cmd = ["pytorch-to-triton", "bench", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
+               "--repeats", str(repeats), "--compile", compile]
+        if dtype:
+            cmd += ["--dtype", dtype]
+        if cuda_graph:
+            cmd.append("--cuda-graph")
+        report.reproduce = shlex.join(cmd)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        from . import journal
+
+        slug = journal.task_id(ref, self.ws.root)
+        if sweep is not None or len({t.case for t in report.timings}) > 1:
+            report.plot = _plot(report, self.ws.state_dir / "plots" / f"{slug}-{stamp}.png", sweep)
+        out = self.ws.state_dir / "results" / f"{slug}-{stamp}.json"
+        report.results_file = str(out)
+        atomic_write(out, report.model_dump_json(indent=2))
+        for t in report.timings:
+            if t.impl in ("eager", "torch.compile"):
+                continue
+            self._journal(ref, "run_benchmark", t.impl, {
+                "ok": t.ok, "verdict": "timed" if t.ok else (t.error or "not timed"), "median_ms": t.median_ms,
+                "speedup_vs_eager": t.speedup_vs_eager, "speedup_vs_compile": t.speedup_vs_compile,
+                "pct_peak_bw": t.pct_peak_bw, "pct_peak_flops": t.pct_peak_flops, "plot": report.plot,
+                "interpreter": False, "case": t.case})
+        return report
+
+    def _has_gpu_hint(self) -> bool:
+        return Path("/dev/nvidiactl").exists()
+
+    # ---- audit_kernel ---------------------------------------------------------------------------
+    def audit(
+        self,
+        *,
+        path: str | None = None,
+        code: str | None = None,
+        compile: bool = True,
+        reference: str | None = None,
+        timeout_s: float = 300.0,
+        device: str | None = None,
+        on_event: OnEvent | None = None,
+        cancel: threading.Event | None = None,
+    ) -> AuditResult:
+        """Five-category review of a Triton file: static AST analysis, plus compiled facts on a GPU."""
+        from .audit import audit_source, merge_compiled, render_markdown
+
+        src_path = self.source(path, code, "path" if code is None else "code")
+        source = self.ws.read_source(src_path)
+        if on_event:
+            on_event("static analysis", 0, 2)
+        report = audit_source(source, self.ws.relative(src_path))
+        compiled: list[dict[str, Any]] = []
+        if compile and reference:
+            ref = self.ws.resolve(reference, what="reference")
+            try:
+                res = self.pool.call("compiled", {"workspace": str(self.ws.root), "reference": str(ref),
+                                                  "candidate": str(src_path)}, timeout_s=timeout_s, device=device,
+                                     cancel=cancel)
+                compiled = res.get("kernels", [])
+                if res.get("skipped"):
+                    report.not_checked.append(res["skipped"])
+                for k in compiled:
+                    report = merge_compiled(report, k.get("facts", {}), [])
+            except WorkerError as e:
+                if e.kind == "cancelled":
+                    raise
+                report.not_checked.append(f"compiled analysis failed: {e.kind}: {e}")
+        elif compile:
+            report.not_checked.append("compiled analysis skipped: pass reference= (a task reference.py) so the kernel "
+                                      "can be compiled for representative inputs on a GPU")
+        if on_event:
+            on_event("report", 2, 2)
+        data = report.model_dump(mode="json")
+        result = AuditResult.model_validate({**data, "compiled": compiled, "markdown": render_markdown(report)})
+        result.summary = _audit_summary(result)
+        counts = {k: v for k, v in (data.get("counts") or {}).items() if k in ("P0", "P1", "P2")}
+        if reference:
+            self._journal(self.ws.resolve(reference, what="reference"), "audit_kernel", self.ws.relative(src_path),
+                          {"ok": counts.get("P0", 0) == 0, "verdict": result.verdict, "audit_counts": counts})
+        return result
+
+    # ---- fetch_triton_docs ----------------------------------------------------------------------
+    def docs(
+        self,
+        *,
+        topic: str | None = None,
+        refresh: bool = False,
+        offline: bool = False,
+        cache_dir: str = "docs/.triton_docs",
+        max_chars: int = 12000,
+        on_event: OnEvent | None = None,
+        config: Any = None,
+    ) -> DocsReport:
+        """Fill or reuse the Triton docs cache and return the sections matching `topic`."""
+        from .docs_cache import DocsError, fetch_docs
+
+        target = self.ws.resolve(cache_dir, what="cache_dir", must_exist=False)
+        if not 200 <= int(max_chars) <= 200_000:
+            raise UsageError("max_chars must be between 200 and 200000")
+
+        def ev(message: str, fraction: float | None) -> None:
+            if on_event is not None:
+                on_event(message, fraction, 1.0 if fraction is not None else None)
+
+        try:
+            res = fetch_docs(target, topic=topic, refresh=refresh, offline=offline, max_chars=int(max_chars),
+                             config=config, on_event=ev)
+        except DocsError as e:
+            raise UsageError(str(e)) from e
+        data = res.model_dump(mode="json")
+        data["cache_dir"] = str(target)
+        files = [str(f) for f in data.get("files", [])]
+        # The per-page files can number ~170; the assistant needs the combined files, not the list.
+        data["files"] = [f for f in files if "/pages/" not in f.replace("\\", "/")]
+        data["pages_cached_files"] = len(files) - len(data["files"])
+        return DocsReport.model_validate(data)
+
+    # ---- journal --------------------------------------------------------------------------------
+    def _journal(self, ref: Path, tool: str, stage: str, fields: dict[str, Any]) -> None:
+        entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "tool": tool, "stage": Path(stage).name,
+                 "reference": self.ws.relative(ref), **fields}
+        try:
+            from . import journal
+
+            journal.append_entry(self.ws.root, journal.task_id(ref, self.ws.root), entry)
+        except (OSError, ImportError):
+            pass  # the journal is a convenience; never fail a tool call over it
+
+
+def _worker_failure(display: str, e: WorkerError) -> CandidateReport:
+    msg = str(e)
+    err = {"phase": "run", "type": e.kind, "message": msg, "stderr_tail": e.stderr_tail[-3000:],
+           "last_step": e.last_event}
+    fix = {
+        "timeout": "look for an endless loop (host code or a kernel loop bound), or raise timeout_s",
+        "crashed": "the process died: a segfault, os._exit or a CUDA fault; see stderr_tail",
+        "memory_limit": "the candidate allocated too much host memory",
+        "process_limit": "the candidate started too many processes",
+    }.get(e.kind, "")
+    f = Finding(check=e.kind if e.kind in ("timeout", "crashed", "memory_limit", "process_limit") else "exception",
+                message=msg, case=e.last_event, fix=fix)
+    return CandidateReport(candidate=display, ok=False, findings=[f], error=err)
+
+
+def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[str, Any], seed: int,
+                        trials: int) -> ValidationReport:
+    ok = all(r.ok for r in reports)
+    lines = []
+    first_fix = None
+    for r in reports:
+        fails = [f for f in r.findings if f.severity == "fail"]
+        n_ok = sum(c.ok for c in r.cases)
+        if r.ok:
+            lines.append(f"PASS {r.candidate}: {n_ok}/{len(r.cases)} cases")
+        else:
+            f0 = fails[0] if fails else None
+            what = f"{f0.check} ({f0.case}): {f0.message}" if f0 else (r.error or {}).get("message", "failed")
+            lines.append(f"FAIL {r.candidate}: {what}")
+            if first_fix is None:
+                first_fix = f"{r.candidate}: {f0.fix or f0.message}" if f0 else what
+    interp = bool(runtime.get("interpreter", True))
+    verdict = ("pass" if ok else "fail") + (" (Triton interpreter on CPU)" if interp else "")
+    summary = "\n".join([f"run_validation {verdict}: reference {ref}, seed {seed}, {trials} trial(s)", *lines])
+    if first_fix:
+        summary += f"\nfirst fix: {first_fix}"
+    return ValidationReport(ok=ok, verdict=verdict, first_fix=first_fix, interpreter=interp,
+                            device=str(runtime.get("worker_device") or runtime.get("device") or "?"), reference=ref,
+                            candidates=reports, seed=seed, trials=trials, runtime=runtime, summary=summary)
+
+
+def _audit_summary(r: AuditResult) -> str:
+    c = r.counts or {}
+    head = f"audit {r.file}: {r.verdict} (P0 {c.get('P0', 0)}, P1 {c.get('P1', 0)}, P2 {c.get('P2', 0)})"
+    top = [f"- [{f.get('severity')}] {f.get('category')} line {f.get('line')}: {f.get('id')} - {f.get('why', '')[:100]}"
+           for f in r.findings[:8]]
+    return "\n".join([head, *top, *(f"not checked: {n}" for n in r.not_checked)])
+
+
+def _plot(report: BenchmarkReport, path: Path, sweep: dict[str, Any] | None) -> str | None:
+    """PNG of time and GB/s against the swept size, one line per implementation."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        report.notes.append("plot skipped: matplotlib is not installed (pip install 'pytorch-to-triton[plot]')")
+        return None
+    series: dict[str, list[tuple[float, float, float | None]]] = {}
+    for t in report.timings:
+        if t.median_ms is None:
+            continue
+        x = t.model_extra.get("x") if t.model_extra else None
+        series.setdefault(t.impl, []).append((float(x) if x is not None else len(series.get(t.impl, [])), t.median_ms,
+                                              t.gbps))
+    if not series:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for impl, pts in series.items():
+        pts.sort()
+        axes[0].plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+        if any(p[2] for p in pts):
+            axes[1].plot([p[0] for p in pts], [p[2] or 0 for p in pts], marker="o", label=impl)
+    xlabel = (sweep or {}).get("param", "case")
+    for ax, ylabel in zip(axes, ("median time (ms)", "GB/s")):
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_xscale("log", base=2)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    peak = report.peaks.get("copy_gbps")
+    if peak:
+        axes[1].axhline(peak, color="gray", ls="--", lw=1)
+    axes[0].set_yscale("log")
+    fig.suptitle(f"{report.reference} on {report.environment.get('gpu', report.device)}")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+    return str(path)
+
+
+def dump(model: Any) -> str:
+    """JSON for --json output."""
+    return json.dumps(model.model_dump(mode="json"), indent=2, default=str)

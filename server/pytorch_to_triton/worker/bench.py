@@ -1,0 +1,430 @@
+"""run_benchmark inside the worker (GPU only), and audit's compiled analysis.
+
+Method (library device/METHOD.md): correctness first; warm-up; triton.testing.do_bench medians with the
+L2 flushed between repetitions; input sets rotated when they fit in L2; the whole measurement repeated
+`repeats` times for the spread; peaks measured on this device, never taken from a datasheet.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import compare as cmp
+from .guards import PatchWatch
+from .runtime import RECORDER, Runtime
+from .tasks import DEFAULT_SHAPES, Case, Task, TaskError, dtype_from_name, dtype_name, load_task, upcast
+from .validate import _flatten, _tensors
+
+Emit = Callable[..., None]
+SUSPECT_SPEEDUP = 10.0  # a >10x win over eager is more often a broken benchmark than a great kernel
+
+
+def _sync() -> None:
+    torch.cuda.synchronize()
+
+
+def _nvidia_smi(fields: str) -> list[str]:
+    dev = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0]
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", f"--id={dev}"],
+                             capture_output=True, text=True, timeout=20, check=False)
+        return [x.strip() for x in out.stdout.strip().splitlines()[0].split(",")] if out.returncode == 0 else []
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return []
+
+
+def environment(rt: Runtime) -> dict[str, Any]:
+    """GPU name, driver, clocks where readable, versions."""
+    import triton
+
+    env: dict[str, Any] = {"gpu": rt.gpu_name, "torch": torch.__version__, "triton": triton.__version__,
+                           "cuda": torch.version.cuda, **{k: v for k, v in rt.info.items() if k != "python"},
+                           "python": rt.info.get("python")}
+    vals = _nvidia_smi("driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu")
+    if len(vals) == 6:
+        env.update(driver=vals[0], sm_clock_mhz=vals[1], max_sm_clock_mhz=vals[2], mem_clock_mhz=vals[3],
+                   power_limit_w=vals[4], temperature_c=vals[5])
+    return env
+
+
+def _reset_l2_persistence() -> str:
+    """Reset persisting-L2 lines so an earlier process's access policy cannot speed anything up."""
+    import ctypes
+
+    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
+        try:
+            lib = ctypes.CDLL(name)
+            rc = lib.cudaCtxResetPersistingL2Cache()
+            return "reset" if rc == 0 else f"cudaCtxResetPersistingL2Cache returned {rc}"
+        except OSError:
+            continue
+    try:
+        import glob
+
+        import nvidia  # type: ignore[import-not-found]
+
+        for path in glob.glob(os.path.join(list(nvidia.__path__)[0], "**", "libcudart.so*"), recursive=True):
+            lib = ctypes.CDLL(path)
+            rc = lib.cudaCtxResetPersistingL2Cache()
+            return "reset" if rc == 0 else f"cudaCtxResetPersistingL2Cache returned {rc}"
+    except (ImportError, OSError, IndexError):
+        pass
+    return "not reset (libcudart not found)"
+
+
+def _bench(fn: Callable[[], Any], warmup_ms: float, rep_ms: float, cuda_graph: bool) -> list[float]:
+    """[median, p20, p80, min] in ms from one do_bench call."""
+    import triton.testing as tt
+
+    q = [0.5, 0.2, 0.8, 0.0]
+    if cuda_graph and hasattr(tt, "do_bench_cudagraph"):
+        with torch.cuda.stream(torch.cuda.Stream()):  # graph capture cannot run on the legacy default stream
+            res = tt.do_bench_cudagraph(fn, rep=rep_ms, quantiles=q)
+    else:
+        res = tt.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=q)
+    return [float(x) for x in (res if isinstance(res, (list, tuple)) else [res] * 4)]
+
+
+def measure_peaks(path: Path, rt: Runtime, emit: Emit) -> dict[str, Any]:
+    """This device's copy bandwidth and bf16 matmul rate, measured once and cached in `path`."""
+    key = f"{rt.gpu_name}|{torch.version.cuda}"
+    cache: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            cache = json.loads(path.read_text())
+        except (OSError, ValueError):
+            cache = {}
+    if key in cache:
+        return cache[key]
+    emit("progress", message="measuring this GPU's peaks once (device copy, bf16 8192^3 matmul)")
+    n = 1 << 28  # 1 GiB of fp32 each way: far past L2, so this is HBM bandwidth
+    x = torch.empty(n, device="cuda", dtype=torch.float32).uniform_()
+    y = torch.empty_like(x)
+    t_copy = _median_of(lambda: y.copy_(x), 3)
+    del x, y
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    t_mm = _median_of(lambda: a @ b, 3)
+    del a, b
+    torch.cuda.empty_cache()
+    peaks = {"copy_gbps": 2 * n * 4 / t_copy / 1e6, "bf16_matmul_tflops": 2 * 8192**3 / t_mm / 1e9,
+             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "method": "median of 3 do_bench medians; copy "
+             "counts read+write bytes; matmul 2*8192^3 FLOPs", "gpu": rt.gpu_name}
+    cache[key] = peaks
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(cache, indent=2))
+    os.replace(tmp, path)
+    return peaks
+
+
+def _median_of(fn: Callable[[], Any], k: int) -> float:
+    vals = sorted(_bench(fn, 25, 100, False)[0] for _ in range(k))
+    return vals[len(vals) // 2]
+
+
+def _bench_specs(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float | None]]:
+    """(case name, shape, sweep x) to time."""
+    sweep = args.get("sweep")
+    if sweep:
+        param, template = sweep["param"], sweep.get("shape") or [sweep["param"]]
+        out = []
+        for v in sweep["values"]:
+            shape = tuple(v if s == param else s for s in template)
+            out.append((f"{param}={v}", shape, float(v)))
+        return out
+    if args.get("cases"):
+        return [(c.get("name") or f"case{i}", tuple(c["shape"]) if isinstance(c["shape"], list) else c["shape"], None)
+                for i, c in enumerate(args["cases"])]
+    if task.kernelbench:
+        return [("kernelbench", None, None)]
+    bench = getattr(task.ref_mod, "BENCH_SHAPES", None)
+    if bench:
+        return [(k, v, None) for k, v in bench.items()]
+    shapes = getattr(task.ref_mod, "SHAPES", None) or DEFAULT_SHAPES[int(getattr(task.ref_mod, "RANK", 1))]
+    name = "large" if "large" in shapes else list(shapes)[-1]
+    return [(name, shapes[name], None)]
+
+
+def _close(out: Any, ref: Any, dtype: torch.dtype, loose: float) -> tuple[bool, str]:
+    outs, refs = _flatten(out), _flatten(ref)
+    if len(outs) != len(refs):
+        return False, f"{len(outs)} outputs, expected {len(refs)}"
+    for o, r in zip(outs, refs):
+        if not isinstance(r, torch.Tensor):
+            continue
+        if not isinstance(o, torch.Tensor) or o.shape != r.shape:
+            return False, "output shape differs from the reference"
+        rtol, atol = cmp.tolerance_for(o.dtype, None)
+        m = cmp.compare(o, r, rtol * loose, atol * loose)
+        if not m["ok"]:
+            return False, f"{m['mismatches']} elements outside tolerance (max abs err {m['max_abs_err']:.3g})"
+    return True, ""
+
+
+def _autotune_report(mod: Any) -> dict[str, Any] | None:
+    from triton.runtime.autotuner import Autotuner
+
+    out = {}
+    for name, obj in vars(mod).items() if mod is not None else []:
+        if isinstance(obj, Autotuner):
+            timings = getattr(obj, "configs_timings", None) or {}
+            out[name] = {
+                "key": list(getattr(obj, "keys", []) or getattr(obj, "key", []) or []),
+                "chosen": {str(k): str(v) for k, v in (getattr(obj, "cache", {}) or {}).items()},
+                "configs_tried": {str(c): [round(float(x), 5) for x in (t if isinstance(t, (list, tuple)) else [t])]
+                                  for c, t in timings.items()},
+            }
+    return out or None
+
+
+def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchWatch) -> dict[str, Any]:
+    """Time eager, torch.compile and every candidate on each case; roofline; sanity flags."""
+    if rt.device != "cuda":
+        return {"error_usage": "run_benchmark needs a CUDA GPU and the worker found none; timing under Triton's "
+                "CPU interpreter would be meaningless. Use run_validation here, or run on a GPU machine"}
+    ref_path = Path(args["reference"])
+    base = load_task(ref_path, None, args.get("reference_entry"), None, "cuda")
+    cand_tasks = []
+    notes: list[str] = []
+    for path, display in zip(args["candidates"], args["candidate_displays"]):
+        try:
+            cand_tasks.append((display, load_task(ref_path, Path(path), args.get("reference_entry"),
+                                                  args.get("candidate_entry"), "cuda")))
+        except TaskError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            cand_tasks.append((display, e))
+    dtype = dtype_from_name(args.get("dtype") or (getattr(base.ref_mod, "DTYPES", None) or ["float32"])[0])
+    peaks = measure_peaks(Path(args["peaks_file"]), rt, emit)
+    env = environment(rt)
+    env["l2_persistence"] = _reset_l2_persistence()
+    env["l2_cache_mb"] = round(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) / 2**20, 1)
+    specs = _bench_specs(base, args)
+    compiled_ref = None
+    if args.get("compile", "default") != "none":
+        mode = args["compile"]
+        compiled_ref = torch.compile(base.ref_fn, mode=None if mode == "default" else mode)
+    timings: list[dict[str, Any]] = []
+    total = len(specs) * (2 + len(cand_tasks))
+    step = 0
+    for case_name, shape, x in specs:
+        case = Case(case_name, shape, dtype, "cuda", 0)
+        try:
+            inputs = base.make_inputs(case)
+        except torch.OutOfMemoryError:
+            notes.append(f"{case_name}: inputs do not fit in GPU memory; case skipped")
+            continue
+        with torch.no_grad():
+            ref_out = base.ref_fn(*inputs)
+        _sync()
+        ref_check, loose = ref_out, 2.0
+        try:
+            free = torch.cuda.mem_get_info()[0]
+            if sum(t.numel() * 8 for t in _tensors(inputs)) * 6 < free:
+                with torch.no_grad():
+                    ref_check, loose = base.ref_fn(*upcast(inputs)), 1.0
+        except Exception:  # noqa: BLE001 - no float64 path: compare to the native reference, loosened 2x
+            ref_check, loose = ref_out, 2.0
+        in_bytes = sum(t.numel() * t.element_size() for t in _tensors(inputs))
+        out_bytes = sum(t.numel() * t.element_size() for t in _tensors(_flatten(ref_out)))
+        bytes_fn, flops_fn = getattr(base.ref_mod, "BYTES", None), getattr(base.ref_mod, "FLOPS", None)
+        moved = float(bytes_fn(case, inputs)) if callable(bytes_fn) else float(in_bytes + out_bytes)
+        flops = float(flops_fn(case, inputs)) if callable(flops_fn) else None
+        l2 = env["l2_cache_mb"] * 2**20
+        n_sets = 1 if in_bytes == 0 or in_bytes > 2 * l2 else min(8, math.ceil(4 * l2 / in_bytes))
+        sets = [inputs] + [base.make_inputs(Case(case_name, shape, dtype, "cuda", s)) for s in range(1, n_sets)]
+        impls: list[tuple[str, Any, Any]] = [("eager", base.ref_fn, None)]
+        if compiled_ref is not None:
+            impls.append(("torch.compile", compiled_ref, None))
+        impls += [(d, t.cand_fn if isinstance(t, Task) else t, t.cand_mod if isinstance(t, Task) else None)
+                  for d, t in cand_tasks]
+        case_rows = []
+        for impl, fn, mod in impls:
+            step += 1
+            emit("progress", message=f"timing {impl} on {case_name} ({dtype_name(dtype)})", progress=step, total=total)
+            row: dict[str, Any] = {"impl": impl, "case": case_name, "ok": False, "x": x,
+                                   "shape": [list(t.shape) for t in _tensors(inputs)], "dtype": dtype_name(dtype)}
+            case_rows.append(row)
+            if isinstance(fn, Exception):
+                row["error"] = f"import failed: {type(fn).__name__}: {fn}"
+                continue
+            try:
+                RECORDER.reset()
+                t0 = time.perf_counter()
+                with torch.no_grad():
+                    out = fn(*inputs)
+                _sync()
+                row["first_call_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
+                launches = RECORDER.count
+                if impl not in ("eager", "torch.compile"):
+                    good, why = _close(out, ref_check, dtype, loose)
+                    if not good:
+                        row["error"] = f"wrong result on the benchmark inputs, not timed: {why}"
+                        continue
+                    if launches == 0:
+                        row["suspect"] = ["no Triton kernel launched"]
+                counter = [0]
+
+                def call(fn: Any = fn) -> Any:
+                    counter[0] += 1
+                    return fn(*sets[counter[0] % len(sets)])
+
+                reps = []
+                with torch.no_grad():
+                    for _ in range(int(args.get("repeats", 3))):
+                        reps.append(_bench(call, args.get("warmup_ms", 25.0), args.get("rep_ms", 100.0),
+                                           bool(args.get("cuda_graph"))))
+                    torch.cuda.reset_peak_memory_stats()
+                    base_mem = torch.cuda.memory_allocated()
+                    fn(*inputs)
+                    _sync()
+                    row["peak_mem_mb"] = round((torch.cuda.max_memory_allocated() - base_mem) / 2**20, 2)
+                meds = sorted(r[0] for r in reps)
+                med = meds[len(meds) // 2]
+                row.update(ok=True, median_ms=med, p20_ms=sorted(r[1] for r in reps)[len(reps) // 2],
+                           p80_ms=sorted(r[2] for r in reps)[len(reps) // 2], min_ms=min(r[3] for r in reps),
+                           repeats_ms=[round(m, 5) for m in meds],
+                           spread_pct=round((meds[-1] - meds[0]) / med * 100, 2) if med > 0 else None,
+                           input_sets=len(sets), timer="do_bench_cudagraph" if args.get("cuda_graph") else "do_bench")
+                row["gbps"] = moved / med / 1e6 if med > 0 else None
+                row["pct_peak_bw"] = 100 * row["gbps"] / peaks["copy_gbps"] if row["gbps"] else None
+                if flops:
+                    row["tflops"] = flops / med / 1e9
+                    row["pct_peak_flops"] = 100 * row["tflops"] / peaks["bf16_matmul_tflops"]
+                if impl not in ("eager", "torch.compile"):
+                    fresh = base.make_inputs(Case(case_name, shape, dtype, "cuda", 12345))
+                    with torch.no_grad():
+                        good, why = _close(fn(*fresh), base.ref_fn(*fresh), dtype, 2.0)
+                    if not good:
+                        row.setdefault("suspect", []).append(f"wrong on fresh inputs after timing ({why}): caching?")
+                        row["ok"] = False
+                    row["autotune"] = _autotune_report(mod)
+                    row["patched"] = patches.check_and_restore() or None
+                    if row["patched"]:
+                        row.setdefault("suspect", []).append(f"patched {row['patched']}")
+                        row["ok"] = False
+            except torch.OutOfMemoryError as e:
+                row["error"] = f"out of GPU memory: {str(e)[:200]}"
+                torch.cuda.empty_cache()
+            except Exception as e:  # noqa: BLE001 - one implementation failing must not hide the others
+                row["error"] = f"{type(e).__name__}: {str(e)[:500]}"
+        _speedups(case_rows, peaks)
+        timings.extend(case_rows)
+        del sets, inputs
+        torch.cuda.empty_cache()
+    ok = all(r["ok"] for r in timings if r["impl"] not in ("eager", "torch.compile")) and bool(timings)
+    return {"ok": ok, "verdict": _verdict(timings), "device": "cuda", "timings": timings, "peaks": peaks,
+            "environment": env, "notes": notes, "summary": _summary(timings, env, peaks)}
+
+
+def _speedups(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> None:
+    by = {r["impl"]: r for r in rows if r.get("median_ms")}
+    for r in rows:
+        if not r.get("median_ms"):
+            continue
+        for basename, key in (("eager", "vs_eager"), ("torch.compile", "vs_compile")):
+            b = by.get(basename)
+            if b is None or r is b:
+                continue
+            r[f"speedup_{key}"] = b["median_ms"] / r["median_ms"]
+            # Significant only when the gap exceeds both run-to-run ranges.
+            noise = (max(b["repeats_ms"]) - min(b["repeats_ms"])) + (max(r["repeats_ms"]) - min(r["repeats_ms"]))
+            r[f"significant_{key}"] = abs(b["median_ms"] - r["median_ms"]) > noise
+        sus = r.setdefault("suspect", [])
+        if r["impl"] not in ("eager", "torch.compile") and (r.get("speedup_vs_eager") or 0) > SUSPECT_SPEEDUP:
+            sus.append(f"{r['speedup_vs_eager']:.1f}x faster than eager: check the work is really done")
+        if r.get("gbps") and r["gbps"] > 1.05 * peaks["copy_gbps"]:
+            sus.append(f"{r['gbps']:.0f} GB/s exceeds the measured copy peak {peaks['copy_gbps']:.0f} GB/s "
+                       "(data served from L2/cache, or BYTES overstated)")
+        if r.get("tflops") and r["tflops"] > 1.05 * peaks["bf16_matmul_tflops"]:
+            sus.append(f"{r['tflops']:.0f} TFLOP/s exceeds the measured bf16 matmul peak")
+
+
+def _verdict(rows: list[dict[str, Any]]) -> str:
+    cands = [r for r in rows if r["impl"] not in ("eager", "torch.compile")]
+    if not cands:
+        return "baselines timed (no candidates given)"
+    bad = [r for r in cands if not r["ok"]]
+    if bad:
+        return f"{len(bad)} of {len(cands)} candidate timings failed or are suspect: {bad[0]['impl']}: " \
+               f"{bad[0].get('error') or '; '.join(bad[0].get('suspect', []))}"
+    best = min(cands, key=lambda r: r["median_ms"])
+    parts = [f"fastest candidate {best['impl']} {best['median_ms']:.4f} ms"]
+    if best.get("speedup_vs_eager"):
+        parts.append(f"{best['speedup_vs_eager']:.2f}x vs eager")
+    if best.get("speedup_vs_compile"):
+        sig = "" if best.get("significant_vs_compile") else " (not significant)"
+        parts.append(f"{best['speedup_vs_compile']:.2f}x vs torch.compile{sig}")
+    return ", ".join(parts)
+
+
+def _summary(rows: list[dict[str, Any]], env: dict[str, Any], peaks: dict[str, Any]) -> str:
+    lines = [f"run_benchmark on {env.get('gpu')} (torch {env.get('torch')}, triton {env.get('triton')}); measured "
+             f"peaks: copy {peaks['copy_gbps']:.0f} GB/s, bf16 matmul {peaks['bf16_matmul_tflops']:.0f} TFLOP/s"]
+    for r in rows:
+        if r.get("median_ms") is None:
+            lines.append(f"  {r['impl']} [{r['case']}]: not timed: {r.get('error')}")
+            continue
+        extra = []
+        if r.get("gbps"):
+            extra.append(f"{r['gbps']:.0f} GB/s ({r['pct_peak_bw']:.0f}% of copy)")
+        if r.get("tflops"):
+            extra.append(f"{r['tflops']:.0f} TFLOP/s ({r['pct_peak_flops']:.0f}%)")
+        for key, label in (("speedup_vs_eager", "eager"), ("speedup_vs_compile", "compile")):
+            if r.get(key):
+                sig = "" if r.get(key.replace("speedup", "significant")) else "~"
+                extra.append(f"{sig}{r[key]:.2f}x vs {label}")
+        if r.get("suspect"):
+            extra.append("SUSPECT: " + "; ".join(r["suspect"]))
+        lines.append(f"  {r['impl']} [{r['case']}]: {r['median_ms']:.4f} ms (p20 {r['p20_ms']:.4f}, p80 "
+                     f"{r['p80_ms']:.4f}, spread {r['spread_pct']}%) " + ", ".join(extra))
+    return "\n".join(lines)
+
+
+def compiled_analysis(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchWatch) -> dict[str, Any]:
+    """Compile the candidate on representative inputs; registers, spills, PTX/SASS facts per kernel."""
+    if rt.device != "cuda":
+        return {"kernels": [], "skipped": "compiled analysis skipped: no GPU (Triton interpreter on CPU)"}
+    from .compiled import compiled_facts, findings_from_compiled
+
+    task = load_task(Path(args["reference"]), Path(args["candidate"]), None, None, "cuda")
+    (case_name, shape, _), = _bench_specs(task, {})[:1]
+    dtype = dtype_from_name((getattr(task.ref_mod, "DTYPES", None) or ["float32"])[0])
+    inputs = task.make_inputs(Case(case_name, shape, dtype, "cuda", 0))
+    RECORDER.compiled.clear()
+    with torch.no_grad():
+        task.cand_fn(*inputs)
+    _sync()
+    props = torch.cuda.get_device_properties(0)
+    dprops = {"sm_count": props.multi_processor_count, "regs_per_sm": getattr(props, "regs_per_multiprocessor", 65536),
+              "max_threads_per_sm": getattr(props, "max_threads_per_multi_processor", 2048),
+              "smem_per_sm": getattr(props, "shared_memory_per_multiprocessor", 233472),
+              "smem_per_block_optin": getattr(props, "shared_memory_per_block_optin", 232448),
+              "capability": f"{props.major}.{props.minor}", "name": props.name}
+    kernels = []
+    for name, k in RECORDER.compiled.items():
+        md = k.metadata
+        meta = {f: getattr(md, f, None) for f in ("num_warps", "num_stages", "shared", "num_ctas")}
+        for f in ("n_regs", "n_spills", "n_max_threads"):
+            meta[f] = getattr(k, f, None)
+        asm = {}
+        for key in ("ptx", "sass", "ttgir"):
+            try:
+                asm[key] = k.asm[key]
+            except Exception:  # noqa: BLE001 - sass needs nvdisasm; ptx is enough for most facts
+                continue
+        facts = compiled_facts(name, asm, meta, dprops)
+        kernels.append({"kernel": name, "facts": facts,
+                        "findings": [f.model_dump(mode="json") if hasattr(f, "model_dump") else f
+                                     for f in findings_from_compiled(facts)]})
+    return {"kernels": kernels, "case": case_name, "device": dprops}

@@ -1,0 +1,114 @@
+"""Device choice, Triton import and the launch recorder the honesty checks rely on."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class LaunchRecorder:
+    """Counts Triton kernel launches and tells the other guards when a launch is in progress."""
+
+    count: int = 0
+    names: list[str] = field(default_factory=list)
+    compiled: dict[str, Any] = field(default_factory=dict)  # kernel name -> last CompiledKernel
+    depth: int = 0
+    owner: int = 0  # thread id of the guarded call; launches on other threads are counted but not trusted
+
+    @property
+    def in_launch(self) -> bool:
+        """True while Triton itself runs (its torch calls are not the candidate's compute)."""
+        return self.depth > 0
+
+    def reset(self) -> None:
+        """Forget launches recorded so far."""
+        self.count = 0
+        self.names = []
+
+
+RECORDER = LaunchRecorder()
+
+
+def _wrap_run(cls: type, *, counts: bool) -> None:
+    if getattr(cls.run, "_p2t_wrapped", False):
+        return
+    orig = cls.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if counts:
+            RECORDER.count += 1
+            name = getattr(self, "__name__", None) or getattr(getattr(self, "fn", None), "__name__", "kernel")
+            RECORDER.names.append(name)
+        prof = sys.getprofile()
+        sys.setprofile(None)  # the calls_reference probe must not see Triton's own Python
+        RECORDER.depth += 1
+        try:
+            ret = orig(self, *args, **kwargs)
+        finally:
+            RECORDER.depth -= 1
+            sys.setprofile(prof)
+        if counts and ret is not None and hasattr(ret, "asm"):
+            RECORDER.compiled[RECORDER.names[-1]] = ret
+        return ret
+
+    run._p2t_wrapped = True  # type: ignore[attr-defined]
+    cls.run = run
+
+
+@dataclass
+class Runtime:
+    """What the worker found: device, interpreter mode, versions."""
+
+    device: str
+    interpreter: bool
+    torch_version: str
+    triton_version: str
+    gpu_name: str | None
+    info: dict[str, Any]
+
+
+def setup() -> Runtime:
+    """Pick the device (CUDA, else Triton's interpreter on CPU), import triton, install the recorder."""
+    import torch  # noqa: F401 - importing torch does not import triton, so the env below still applies
+
+    cuda = torch.cuda.is_available()
+    if not cuda:
+        os.environ["TRITON_INTERPRET"] = "1"
+    import triton
+    from triton.runtime import autotuner, jit
+
+    _wrap_run(jit.JITFunction, counts=True)
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        _wrap_run(InterpretedFunction, counts=True)
+    except ImportError:  # pragma: no cover - every Triton 3.x has it
+        pass
+    _wrap_run(autotuner.Autotuner, counts=False)
+    _wrap_run(autotuner.Heuristics, counts=False)
+    RECORDER.owner = threading.get_ident()
+    info: dict[str, Any] = {"python": sys.version.split()[0]}
+    gpu_name = None
+    if cuda:
+        props = torch.cuda.get_device_properties(0)
+        gpu_name = props.name
+        info.update(
+            gpu=props.name,
+            capability=f"{props.major}.{props.minor}",
+            sm_count=props.multi_processor_count,
+            total_memory_gib=round(props.total_memory / 2**30, 1),
+            cuda=torch.version.cuda,
+            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        )
+    return Runtime(
+        device="cuda" if cuda else "cpu",
+        interpreter=not cuda,
+        torch_version=torch.__version__,
+        triton_version=triton.__version__,
+        gpu_name=gpu_name,
+        info=info,
+    )

@@ -1,0 +1,384 @@
+"""Load reference and candidate files (references/task-format.md) and build seeded cases."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.util
+import inspect
+import linecache
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+DTYPES = {
+    "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
+    "float16": torch.float16, "fp16": torch.float16, "half": torch.float16,
+    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+    "float64": torch.float64, "fp64": torch.float64, "double": torch.float64,
+    "int8": torch.int8, "uint8": torch.uint8, "int16": torch.int16, "int32": torch.int32,
+    "int64": torch.int64, "bool": torch.bool,
+}
+
+DEFAULT_SHAPES: dict[int, dict[str, tuple[int, ...]]] = {
+    1: {"small": (1024,), "medium": (98432,), "large": (1048583,), "edge_empty": (0,), "edge_single": (1,),
+        "odd_7": (7,), "odd_1000": (1000,), "odd_4097": (4097,)},
+    2: {"small": (16, 128), "medium": (257, 1000), "large": (1823, 781), "edge_empty": (0, 128),
+        "edge_single": (1, 1), "odd_7": (7, 4097), "odd_rows": (1000, 7)},
+    3: {"small": (2, 16, 64), "medium": (4, 127, 300), "large": (8, 513, 781), "edge_empty": (0, 4, 8),
+        "edge_single": (1, 1, 1), "odd_7": (7, 7, 7)},
+}
+
+
+class TaskError(Exception):
+    """A task file cannot be used as written; `phase` says where it went wrong."""
+
+    def __init__(self, phase: str, message: str, usage: bool = False):
+        super().__init__(message)
+        self.phase = phase
+        self.usage = usage
+
+
+def dtype_from_name(name: str | torch.dtype) -> torch.dtype:
+    """torch dtype for a name like 'bf16' or 'float32'."""
+    if isinstance(name, torch.dtype):
+        return name
+    key = str(name).lower().removeprefix("torch.")
+    if key not in DTYPES:
+        raise TaskError("inputs", f"unknown dtype {name!r}; use one of {sorted(set(DTYPES))}", usage=True)
+    return DTYPES[key]
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """'float32' for torch.float32."""
+    return str(dtype).removeprefix("torch.")
+
+
+@dataclass
+class Case:
+    """One validation case handed to make_inputs (see references/task-format.md)."""
+
+    name: str
+    shape: Any
+    dtype: torch.dtype
+    device: str
+    seed: int
+    scale: float = 1.0
+    _gen: torch.Generator = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._gen = torch.Generator(device="cpu").manual_seed(self.seed)
+
+    def _place(self, t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        return t.to(device=self.device, dtype=dtype)
+
+    def _big(self, shape: tuple[int, ...]) -> bool:
+        # CPU generation keeps values identical on CPU and GPU; above 64 Mi elements it is too slow.
+        return self.device != "cpu" and self.device != "meta" and math.prod(shape) > (1 << 26)
+
+    def randn(self, *shape: Any, dtype: torch.dtype | None = None) -> torch.Tensor:
+        """Normal values times `scale` (integers in [-64, 64) for integer dtypes)."""
+        shape = _shape(shape)
+        dt = dtype or self.dtype
+        if self.device == "meta":
+            return torch.empty(shape, dtype=dt, device="meta")
+        if not (dt.is_floating_point or dt.is_complex):
+            return self.randint(-64, 64, shape, dtype=dt) if dt != torch.bool else self.randint(0, 2, shape, dtype=dt)
+        if self._big(shape):
+            g = torch.Generator(device=self.device).manual_seed(self.seed)
+            return (torch.randn(shape, generator=g, device=self.device) * self.scale).to(dt)
+        return self._place(torch.randn(shape, generator=self._gen) * self.scale, dt)
+
+    def rand(self, *shape: Any, low: float = 0.0, high: float = 1.0, dtype: torch.dtype | None = None) -> torch.Tensor:
+        """Uniform values in [low, high) times `scale`."""
+        shape = _shape(shape)
+        dt = dtype or self.dtype
+        if self.device == "meta":
+            return torch.empty(shape, dtype=dt, device="meta")
+        if not dt.is_floating_point:
+            return self.randint(int(low), max(int(high), int(low) + 1), shape, dtype=dt)
+        if self._big(shape):
+            g = torch.Generator(device=self.device).manual_seed(self.seed)
+            t = torch.rand(shape, generator=g, device=self.device)
+        else:
+            t = torch.rand(shape, generator=self._gen)
+        return self._place((low + (high - low) * t) * self.scale, dt)
+
+    def randint(self, low: int, high: int, shape: Any, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+        """Integers in [low, high)."""
+        shape = _shape((shape,) if isinstance(shape, int) else tuple(shape))
+        if self.device == "meta":
+            return torch.empty(shape, dtype=dtype, device="meta")
+        return torch.randint(low, high, shape, generator=self._gen).to(device=self.device, dtype=dtype)
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, torch.Size)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _forget_user_modules(directory: Path) -> None:
+    # A user's helper module (e.g. `import common`) must be re-read after edits, not served stale.
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if f and Path(f).resolve().parent == directory and not name.startswith("pytorch_to_triton"):
+            del sys.modules[name]
+
+
+def load_module(path: Path, role: str) -> ModuleType:
+    """Import a user file under a fresh module name (phase 'import' on any failure)."""
+    path = Path(path).resolve()
+    linecache.checkcache()  # Triton reads kernel source through inspect/linecache
+    directory = path.parent
+    _forget_user_modules(directory)
+    if str(directory) not in sys.path:
+        sys.path.insert(0, str(directory))
+    stamp = hashlib.sha1(f"{path}:{path.stat().st_mtime_ns}".encode()).hexdigest()[:10]
+    name = f"p2t_{role}_{path.stem}_{stamp}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise TaskError("import", f"cannot import {path}", usage=True)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return mod
+
+
+def _is_jit(obj: Any) -> bool:
+    return type(obj).__module__.startswith("triton") or hasattr(obj, "fn") and type(obj).__name__ in (
+        "JITFunction", "Autotuner", "Heuristics", "InterpretedFunction")
+
+
+def _public_functions(mod: ModuleType, exclude: set[str]) -> list[str]:
+    out = []
+    for name, obj in vars(mod).items():
+        if name.startswith("_") or name in exclude or _is_jit(obj):
+            continue
+        if inspect.isfunction(obj) and obj.__module__ == mod.__name__:
+            out.append(name)
+    return out
+
+
+def is_kernelbench(mod: ModuleType) -> bool:
+    """True when a reference is in KernelBench's form (Model, get_inputs, get_init_inputs)."""
+    return all(hasattr(mod, n) for n in ("Model", "get_inputs")) and inspect.isclass(mod.Model)
+
+
+def resolve_reference_entry(mod: ModuleType, entry: str | None) -> str:
+    """The reference entry's name, following the rules of references/task-format.md."""
+    if entry:
+        if not callable(getattr(mod, entry, None)):
+            raise TaskError("import", f"reference has no function {entry!r}; it defines {_public_functions(mod, set())}",
+                            usage=True)
+        return entry
+    if callable(getattr(mod, "reference", None)):
+        return "reference"
+    funcs = _public_functions(mod, {"make_inputs", "FLOPS", "BYTES"})
+    if len(funcs) == 1:
+        return funcs[0]
+    raise TaskError("import", f"cannot tell which function is the reference among {funcs}; name it `reference` "
+                    "or pass reference_entry", usage=True)
+
+
+def resolve_candidate_entry(mod: ModuleType, entry: str | None, ref_entry: str) -> str:
+    """The candidate entry's name, following the rules of references/task-format.md."""
+    if entry:
+        if not callable(getattr(mod, entry, None)):
+            raise TaskError("import", f"candidate has no function {entry!r}; it defines {_public_functions(mod, set())}",
+                            usage=True)
+        return entry
+    for name in (ref_entry, "candidate"):
+        obj = getattr(mod, name, None)
+        if callable(obj) and not _is_jit(obj):
+            return name
+    funcs = _public_functions(mod, set())
+    if len(funcs) == 1:
+        return funcs[0]
+    raise TaskError("import", f"cannot tell which function is the candidate among {funcs}; name it {ref_entry!r} "
+                    "or `candidate`, or pass candidate_entry", usage=True)
+
+
+def check_signatures(ref: Callable, cand: Callable) -> None:
+    """Refuse a candidate that cannot accept the reference's positional arguments."""
+    try:
+        rs, cs = inspect.signature(ref), inspect.signature(cand)
+    except (TypeError, ValueError):
+        return
+    def positional(sig: inspect.Signature) -> tuple[int, float]:
+        req, total = 0, 0.0
+        for p in sig.parameters.values():
+            if p.kind == p.VAR_POSITIONAL:
+                return req, math.inf
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                total += 1
+                req += p.default is p.empty
+        return req, total
+    r_req, r_tot = positional(rs)
+    c_req, c_tot = positional(cs)
+    if c_req > r_tot or (r_req > c_tot):
+        raise TaskError("import", f"signatures differ: reference{rs} vs candidate{cs}; the candidate must take the "
+                        "same positional arguments as the reference", usage=True)
+
+
+@dataclass
+class Task:
+    """A loaded reference (and its metadata) plus one candidate."""
+
+    ref_mod: ModuleType
+    ref_fn: Callable
+    cand_fn: Callable | None
+    cand_mod: ModuleType | None
+    kernelbench: bool
+    ref_path: Path
+    cand_path: Path | None
+    ref_model: Any = None
+
+    def case_specs(self, dtypes: list[str] | None, cases: list[dict] | None, replace: bool,
+                   only: list[str] | None = None) -> list[tuple[str, Any, torch.dtype, float]]:
+        """(name, shape, dtype, scale) for every case to run."""
+        if self.kernelbench:
+            base: dict[str, Any] = {"kernelbench": None}
+        else:
+            shapes = getattr(self.ref_mod, "SHAPES", None)
+            if shapes is None:
+                rank = int(getattr(self.ref_mod, "RANK", 1))
+                if rank not in DEFAULT_SHAPES:
+                    raise TaskError("inputs", f"RANK={rank} has no default shapes; declare SHAPES", usage=True)
+                shapes = DEFAULT_SHAPES[rank]
+            base = dict(shapes)
+        names = dtypes or list(getattr(self.ref_mod, "DTYPES", None) or ["float32"])
+        if self.kernelbench and not dtypes:
+            names = ["float32"]
+        dts = [dtype_from_name(n) for n in names]
+        specs: list[tuple[str, Any, torch.dtype, float]] = []
+        user = []
+        for c in cases or []:
+            if "shape" not in c:
+                raise TaskError("inputs", f"case {c} has no shape", usage=True)
+            shape = c["shape"]
+            shape = tuple(shape) if isinstance(shape, list) else shape
+            user.append((str(c.get("name") or f"user_{len(user)}"), shape,
+                         dtype_from_name(c["dtype"]) if c.get("dtype") else None, float(c.get("scale", 1.0))))
+        if not replace:
+            for dt in dts:
+                for name, shape in base.items():
+                    specs.append((name, shape, dt, 1.0))
+        for name, shape, dt, scale in user:
+            for d in [dt] if dt is not None else dts:
+                specs.append((name, shape, d, scale))
+        if only:
+            unknown = set(only) - {n for n, *_ in specs}
+            if unknown:
+                raise TaskError("inputs", f"only_cases names {sorted(unknown)} not among {sorted({n for n, *_ in specs})}",
+                                usage=True)
+            specs = [s for s in specs if s[0] in only]
+        if not specs:
+            raise TaskError("inputs", "no cases to run: replace_cases=true needs at least one entry in cases", usage=True)
+        return specs
+
+    def make_inputs(self, case: Case) -> list[Any]:
+        """Inputs for one case as a list (KernelBench: get_inputs under the case's seed)."""
+        if self.kernelbench:
+            torch.manual_seed(case.seed)
+            raw = list(self.ref_mod.get_inputs())
+            return [x.to(case.device) if isinstance(x, torch.Tensor) else x for x in raw]
+        out = self.ref_mod.make_inputs(case)
+        if isinstance(out, dict):
+            raise TaskError("inputs", "make_inputs must return a tuple of positional arguments, not a dict", usage=True)
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def load_task(ref_path: Path, cand_path: Path | None, ref_entry: str | None, cand_entry: str | None,
+              device: str) -> Task:
+    """Import the reference (and a candidate) and resolve their entries."""
+    try:
+        ref_mod = load_module(ref_path, "ref")
+    except TaskError:
+        raise
+    except BaseException as e:  # noqa: BLE001 - the user's import error is data
+        raise ImportFailure("reference", e) from e
+    cand_mod = None
+    if is_kernelbench(ref_mod):
+        init = list(getattr(ref_mod, "get_init_inputs", lambda: [])())
+        torch.manual_seed(0)
+        model = ref_mod.Model(*init).to(device)
+        task = Task(ref_mod, model, None, None, True, ref_path, cand_path, ref_model=model)
+        if cand_path is not None:
+            try:
+                cand_mod = load_module(cand_path, "cand")
+            except BaseException as e:  # noqa: BLE001
+                raise ImportFailure("candidate", e) from e
+            if not hasattr(cand_mod, "ModelNew"):
+                raise TaskError("import", f"{cand_path.name} defines no ModelNew (KernelBench form)", usage=True)
+            torch.manual_seed(0)
+            cand_model = cand_mod.ModelNew(*init).to(device)
+            ref_sd, cand_sd = model.state_dict(), cand_model.state_dict()
+            if ref_sd.keys() == cand_sd.keys():
+                cand_model.load_state_dict(copy.deepcopy(ref_sd))
+            task.cand_fn, task.cand_mod = cand_model, cand_mod
+        return task
+    if not callable(getattr(ref_mod, "make_inputs", None)):
+        raise TaskError("import", f"{ref_path.name} has no make_inputs(case) and is not in KernelBench form "
+                        "(Model, get_inputs); see references/task-format.md", usage=True)
+    r_entry = resolve_reference_entry(ref_mod, ref_entry)
+    ref_fn = getattr(ref_mod, r_entry)
+    task = Task(ref_mod, ref_fn, None, None, False, ref_path, cand_path)
+    if cand_path is not None:
+        try:
+            cand_mod = load_module(cand_path, "cand")
+        except BaseException as e:  # noqa: BLE001
+            raise ImportFailure("candidate", e) from e
+        c_entry = resolve_candidate_entry(cand_mod, cand_entry, r_entry)
+        task.cand_fn, task.cand_mod = getattr(cand_mod, c_entry), cand_mod
+        check_signatures(ref_fn, task.cand_fn)
+    return task
+
+
+class ImportFailure(Exception):
+    """The user's file raised while being imported (syntax error, missing module, ...)."""
+
+    def __init__(self, which: str, exc: BaseException):
+        super().__init__(f"{which}: {type(exc).__name__}: {exc}")
+        self.which = which
+        self.exc = exc
+
+
+def upcast(value: Any) -> Any:
+    """Floating tensors to float64 (recursively), for the high-precision reference."""
+    if isinstance(value, torch.Tensor):
+        if value.is_floating_point() and value.dtype != torch.float64:
+            return value.detach().to(torch.float64).requires_grad_(value.requires_grad)
+        return value.detach().clone().requires_grad_(value.requires_grad) if value.is_floating_point() else value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(upcast(v) for v in value)
+    return value
+
+
+def clone_inputs(value: Any) -> Any:
+    """Deep copies of tensors, preserving strides (non-contiguous inputs stay non-contiguous)."""
+    if isinstance(value, torch.Tensor):
+        if 0 in value.stride() or not _is_slice(value):
+            return value.detach().clone().requires_grad_(value.requires_grad)
+        out = torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=value.device)
+        out.copy_(value.detach()) if value.numel() else None
+        return out.requires_grad_(value.requires_grad)
+    if isinstance(value, (list, tuple)):
+        return type(value)(clone_inputs(v) for v in value)
+    return value
+
+
+def _is_slice(t: torch.Tensor) -> bool:
+    # A strided slice (gaps, no overlap): strides sorted descending, each covering the next dimension.
+    dims = sorted(((st, sz) for st, sz in zip(t.stride(), t.size()) if sz > 1), reverse=True)
+    return all(dims[i][0] >= dims[i + 1][0] * dims[i + 1][1] for i in range(len(dims) - 1))

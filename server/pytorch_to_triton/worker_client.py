@@ -1,0 +1,439 @@
+"""Spawn, keep warm, watch and kill worker processes; one worker per device slot.
+
+User code runs only in the worker (``python -m pytorch_to_triton.worker``). The worker starts in its
+own session (process group) so a timeout, cancel or limit kills everything it spawned. After a crash
+the slot starts a fresh worker on the next call: a poisoned CUDA context dies with its process.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import protocol
+from .errors import UsageError, WorkerError
+
+EventCallback = Callable[[dict[str, Any]], None]
+
+# Environment variables the worker may inherit; everything else (tokens, keys) is dropped.
+ENV_ALLOW = {
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "SHELL",
+    "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
+    "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+}
+ENV_ALLOW_PREFIXES = ("TRITON_", "LC_", "NCCL_", "CUBLAS_", "CUDNN_", "PYTORCH_")
+STDERR_TAIL_BYTES = 64 * 1024
+MAX_WORKER_PROCESSES = 64  # a fork bomb is killed when the worker's group grows past this
+
+
+@dataclass
+class Limits:
+    """Resource limits of one worker."""
+
+    memory_bytes: int = 0  # host RSS limit; 0 = 60% of RAM
+    max_processes: int = MAX_WORKER_PROCESSES
+    cpu_address_space: bool = True  # RLIMIT_AS on CPU-only workers (CUDA needs a huge address space)
+
+
+def _total_ram() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 16 << 30
+
+
+def scrubbed_env(extra: dict[str, str]) -> dict[str, str]:
+    """The worker's environment: the allowlist of this process's variables plus ours."""
+    env = {
+        k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith(ENV_ALLOW_PREFIXES)
+    }
+    env.pop("TRITON_INTERPRET", None)  # the worker decides from the device it finds
+    env.update(extra)
+    return env
+
+
+def _server_pythonpath() -> str:
+    # The worker must import this very package even when it is not installed (a checkout).
+    return str(Path(__file__).resolve().parent.parent)
+
+
+class StderrTail:
+    """Keeps the last STDERR_TAIL_BYTES of the worker's stdout+stderr, counts the rest."""
+
+    def __init__(self) -> None:
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+        self.total = 0
+        self._lock = threading.Lock()
+
+    def add(self, chunk: bytes) -> None:
+        """Append output, dropping the oldest bytes past the cap."""
+        with self._lock:
+            self.total += len(chunk)
+            self._chunks.append(chunk)
+            self._size += len(chunk)
+            while self._size > STDERR_TAIL_BYTES and len(self._chunks) > 1:
+                self._size -= len(self._chunks.popleft())
+
+    def mark(self) -> int:
+        """Byte count so far (to slice what one call printed)."""
+        return self.total
+
+    def text(self, since: int = 0, limit: int = 4000) -> str:
+        """The tail printed since `since`, with a note when output was truncated."""
+        with self._lock:
+            data = b"".join(self._chunks)
+            start_total = self.total - len(data)
+        if since > start_total:
+            data = data[since - start_total :]
+        printed = self.total - since
+        out = data[-limit:].decode("utf-8", errors="replace")
+        if printed > len(out):
+            out = f"[... {printed - len(out)} earlier bytes of worker output truncated ...]\n" + out
+        return out
+
+
+def _pgroup_size(pgid: int) -> int:
+    n = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+            fields = stat[stat.rindex(b")") + 2 :].split()
+            if int(fields[2]) == pgid:
+                n += 1
+        except (OSError, ValueError, IndexError):
+            continue
+    return n
+
+
+def _rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+@dataclass
+class WorkerSlot:
+    """One device slot: a lock, and the warm worker process that serves it."""
+
+    name: str  # "cpu" or "cuda:<index>"
+    visible_devices: str | None
+    state_dir: Path
+    workspace_root: Path
+    limits: Limits = field(default_factory=Limits)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    proc: subprocess.Popen | None = None
+    restarts: int = 0
+    _next_id: int = 0
+    _to_worker: int = -1
+    _from_worker: int = -1
+    _tail: StderrTail = field(default_factory=StderrTail)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    # ---- process lifecycle -------------------------------------------------
+    def _spawn(self) -> None:
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        tmp = self.state_dir / "tmp" / self.name.replace(":", "")
+        tmp.mkdir(parents=True, exist_ok=True)
+        extra = {
+            "PYTHONPATH": os.pathsep.join(p for p in (_server_pythonpath(), os.environ.get("PYTHONPATH")) if p),
+            "TMPDIR": str(tmp),
+            "TRITON_CACHE_DIR": str(self.state_dir / "triton_cache"),
+            "TORCHINDUCTOR_CACHE_DIR": str(self.state_dir / "inductor_cache"),
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        if self.visible_devices is not None:
+            extra["CUDA_VISIBLE_DEVICES"] = self.visible_devices
+        env = scrubbed_env(extra)
+        limits = self.limits
+        mem = limits.memory_bytes or int(_total_ram() * 0.6)
+        use_as = limits.cpu_address_space and self.name == "cpu" and not Path("/dev/nvidiactl").exists()
+
+        def preexec() -> None:  # runs in the child before exec
+            os.setsid()
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if use_as:
+                # Address space > RSS for torch (~3 GiB of mappings); add headroom over the RSS limit.
+                resource.setrlimit(resource.RLIMIT_AS, (mem + (4 << 30), mem + (4 << 30)))
+            try:
+                resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes * 8, limits.max_processes * 8))
+            except (ValueError, OSError):
+                pass
+
+        cmd = [sys.executable, "-m", "pytorch_to_triton.worker", str(req_r), str(res_w)]
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(req_r, res_w),
+            cwd=str(self.workspace_root),
+            env=env,
+            preexec_fn=preexec,  # noqa: PLW1509 - setsid/limits must happen in the child
+        )
+        os.close(req_r)
+        os.close(res_w)
+        os.set_blocking(res_r, False)
+        self._to_worker, self._from_worker = req_w, res_r
+        self._tail = StderrTail()
+        self._mem_limit = mem
+        threading.Thread(target=self._drain, args=(self.proc, self._tail), daemon=True).start()
+
+    @staticmethod
+    def _drain(proc: subprocess.Popen, tail: StderrTail) -> None:
+        assert proc.stdout is not None
+        while True:
+            chunk = proc.stdout.read1(65536)
+            if not chunk:
+                return
+            tail.add(chunk)
+
+    def kill(self) -> None:
+        """Kill the worker and its whole process group."""
+        proc = self.proc
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for fd in (self._to_worker, self._from_worker):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._to_worker = self._from_worker = -1
+        self.proc = None
+
+    def alive(self) -> bool:
+        """True when a worker process is running."""
+        return self.proc is not None and self.proc.poll() is None
+
+    # ---- one request -------------------------------------------------------
+    def call(
+        self,
+        op: str,
+        args: dict[str, Any],
+        *,
+        timeout_s: float,
+        on_event: EventCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> dict[str, Any]:
+        """Send one request and wait for its result; kill and report on timeout, crash, limit, cancel."""
+        if not self.alive():
+            if self.proc is not None:
+                self.kill()
+            self._spawn()
+            if self.restarts or self._next_id:
+                self.restarts += 1
+        self._next_id += 1
+        req_id = self._next_id
+        mark = self._tail.mark()
+        try:
+            protocol.write_message(self._to_worker, {"id": req_id, "op": op, "args": args})
+        except (BrokenPipeError, OSError):
+            self.kill()
+            raise WorkerError("crashed", "the worker died before it read the request", self._tail.text(mark))
+        reader = protocol.LineReader(self._from_worker)
+        deadline = time.monotonic() + timeout_s
+        last_event: str | None = None
+        next_check = 0.0
+        assert self.proc is not None
+        pid = self.proc.pid
+        while True:
+            now = time.monotonic()
+            if cancel is not None and cancel.is_set():
+                self.kill()
+                raise WorkerError("cancelled", "the call was cancelled; the worker was stopped", "", last_event)
+            if now > deadline:
+                self.kill()
+                raise WorkerError(
+                    "timeout",
+                    f"no result after {timeout_s:.0f} s (last step: {last_event or 'starting'}); the worker and "
+                    "everything it started were killed. Look for an endless loop, or raise timeout_s",
+                    self._tail.text(mark),
+                    last_event,
+                )
+            if now >= next_check:
+                next_check = now + 0.1
+                if _rss_bytes(pid) > self._mem_limit:
+                    self.kill()
+                    raise WorkerError(
+                        "memory_limit",
+                        f"the worker used more than {self._mem_limit >> 20} MiB of host memory and was killed",
+                        self._tail.text(mark),
+                        last_event,
+                    )
+                if _pgroup_size(pid) > self.limits.max_processes:
+                    self.kill()
+                    raise WorkerError(
+                        "process_limit",
+                        f"user code started more than {self.limits.max_processes} processes; the group was killed",
+                        self._tail.text(mark),
+                        last_event,
+                    )
+            ready, _, _ = select.select([self._from_worker], [], [], 0.05)
+            if ready:
+                try:
+                    messages = reader.feed()
+                except ValueError as e:
+                    self.kill()
+                    raise WorkerError("crashed", str(e), self._tail.text(mark), last_event) from None
+                for msg in messages:
+                    if msg.get("id") != req_id:
+                        continue
+                    kind = msg.get("type")
+                    if kind in ("progress", "log"):
+                        last_event = msg.get("message") or last_event
+                        if on_event is not None:
+                            on_event(msg)
+                    elif kind == "result":
+                        result = msg.get("result") or {}
+                        result.setdefault("worker_output", self._tail.text(mark, limit=2000) if self._tail.total > mark else "")
+                        return result
+                    elif kind == "error":
+                        err = msg.get("error") or {}
+                        if err.get("usage"):
+                            raise UsageError(err.get("message", "bad input"))
+                        raise WorkerError(err.get("type", "error"), err.get("message", ""), self._tail.text(mark))
+                if reader.eof:
+                    code = self.proc.poll() if self.proc else None
+                    if code is None and self.proc is not None:
+                        try:
+                            code = self.proc.wait(timeout=2)
+                        except subprocess.TimeoutExpired:
+                            code = None
+                    time.sleep(0.05)  # let the drain thread collect the last words
+                    tail = self._tail.text(mark)
+                    self.kill()
+                    raise WorkerError("crashed", _describe_exit(code, last_event), tail, last_event)
+
+    def close(self) -> None:
+        """Stop the worker politely, then for sure."""
+        if self.alive():
+            try:
+                protocol.write_message(self._to_worker, {"id": 0, "op": "shutdown", "args": {}})
+                assert self.proc is not None
+                self.proc.wait(timeout=3)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+def _describe_exit(code: int | None, last_event: str | None) -> str:
+    where = f" during: {last_event}" if last_event else ""
+    if code is None:
+        return f"the worker closed its pipe and did not exit{where}"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the worker was killed by {name}{where} (a segfault or abort in user code or a kernel)"
+    return f"the worker exited with status {code}{where} (user code called os._exit or sys.exit?)"
+
+
+def discover_devices() -> list[str]:
+    """GPU indices visible to this machine, without importing torch (nvidia-smi or /dev/nvidia*)."""
+    forced = os.environ.get("P2T_DEVICES")
+    if forced is not None:
+        return [d.strip() for d in forced.split(",") if d.strip()]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20, check=False,
+        )
+        if out.returncode == 0:
+            return [line.strip() for line in out.stdout.splitlines() if line.strip()]
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return []
+
+
+class WorkerPool:
+    """One slot per GPU (or one CPU slot); calls go to an idle slot, or to the device asked for."""
+
+    def __init__(self, workspace_root: Path, state_dir: Path, devices: list[str] | None = None,
+                 limits: Limits | None = None):
+        devs = discover_devices() if devices is None else devices
+        lim = limits or Limits()
+        if devs:
+            self.slots = [
+                WorkerSlot(f"cuda:{i}", d, state_dir, workspace_root, lim) for i, d in enumerate(devs)
+            ]
+        else:
+            self.slots = [WorkerSlot("cpu", None, state_dir, workspace_root, lim)]
+        self._cond = threading.Condition()
+
+    def device_names(self) -> list[str]:
+        """Names callers can pass as `device`."""
+        return [s.name for s in self.slots]
+
+    def acquire(self, device: str | None = None, cancel: threading.Event | None = None) -> WorkerSlot:
+        """Wait for an idle slot (the one named by `device`, if given) and lock it."""
+        if device in (None, "", "auto"):
+            candidates = self.slots
+        else:
+            want = device if ":" in str(device) or device == "cpu" else f"cuda:{device}"
+            candidates = [s for s in self.slots if s.name == want]
+            if not candidates:
+                raise UsageError(f"device {device!r} is not served here; choose one of {self.device_names()} or 'auto'")
+        with self._cond:
+            while True:
+                # Prefer a warm idle worker: a cold one costs a fresh torch import (~4 s).
+                idle = [s for s in candidates if not s.lock.locked()]
+                idle.sort(key=lambda s: not s.alive())
+                for slot in idle:
+                    if slot.lock.acquire(blocking=False):
+                        return slot
+                if cancel is not None and cancel.is_set():
+                    raise WorkerError("cancelled", "the call was cancelled while waiting for a free worker")
+                self._cond.wait(timeout=0.1)
+
+    def release(self, slot: WorkerSlot) -> None:
+        """Unlock a slot and wake a waiting caller."""
+        with self._cond:
+            slot.lock.release()
+            self._cond.notify_all()
+
+    def call(self, op: str, args: dict[str, Any], *, timeout_s: float, device: str | None = None,
+             on_event: EventCallback | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
+        """Run one request on an idle slot; the result carries the slot's name as `worker_device`."""
+        slot = self.acquire(device, cancel)
+        try:
+            result = slot.call(op, args, timeout_s=timeout_s, on_event=on_event, cancel=cancel)
+            result["worker_device"] = slot.name
+            result["worker_restarts"] = slot.restarts
+            return result
+        finally:
+            self.release(slot)
+
+    def close(self) -> None:
+        """Stop every worker."""
+        for slot in self.slots:
+            slot.close()

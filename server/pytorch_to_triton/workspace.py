@@ -1,0 +1,89 @@
+"""The workspace: path confinement, inline sources written to real files, the state directory."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import UsageError
+
+STATE_DIR = ".pytorch-to-triton"
+MAX_SOURCE_BYTES = 1024 * 1024  # a kernel file larger than 1 MiB is almost surely a mistake
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Write a file so that a crash at any point leaves either the old or the new content."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Workspace:
+    """A project root; every path a tool touches must resolve inside it."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise UsageError(f"workspace root {self.root} is not a directory")
+
+    @property
+    def state_dir(self) -> Path:
+        """Where our own files live (inline sources, Triton cache, results, journal)."""
+        return self.root / STATE_DIR
+
+    def resolve(self, path: str, *, what: str = "file", must_exist: bool = True) -> Path:
+        """Resolve a user path against the root; refuse anything that escapes it (.., symlinks)."""
+        if not path or not str(path).strip():
+            raise UsageError(f"{what} path is empty: pass a path relative to the workspace {self.root}")
+        raw = Path(path).expanduser()
+        candidate = raw if raw.is_absolute() else self.root / raw
+        resolved = candidate.resolve()
+        if resolved != self.root and self.root not in resolved.parents:
+            raise UsageError(
+                f"{what} {path!r} resolves to {resolved}, outside the workspace {self.root}; "
+                "move the file into the workspace or start the server with --workspace pointing above it"
+            )
+        if must_exist and not resolved.is_file():
+            raise UsageError(f"{what} {path!r} not found (looked at {resolved}); check the path or pass the code inline")
+        return resolved
+
+    def read_source(self, path: Path, *, what: str = "file") -> str:
+        """Read a Python source file, refusing huge or non-UTF-8 files with a clear message."""
+        size = path.stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            raise UsageError(f"{what} {path} is {size} bytes; the limit is {MAX_SOURCE_BYTES} (1 MiB) per source file")
+        try:
+            return path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise UsageError(f"{what} {path} is not valid UTF-8 (byte {e.start}); save it as UTF-8") from None
+
+    def write_inline(self, code: str, *, what: str = "code") -> Path:
+        """Write inline source to a real file (@triton.jit refuses sources that live in no file)."""
+        if not isinstance(code, str) or not code.strip():
+            raise UsageError(f"{what} is empty")
+        data = code.encode("utf-8", errors="strict")
+        if len(data) > MAX_SOURCE_BYTES:
+            raise UsageError(f"{what} is {len(data)} bytes; the limit is {MAX_SOURCE_BYTES} (1 MiB)")
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        path = self.state_dir / "inline" / f"src_{digest}.py"
+        if not path.exists():
+            atomic_write(path, data)
+        return path
+
+    def relative(self, path: Path) -> str:
+        """A path for display: relative to the root when inside it."""
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)

@@ -1,0 +1,89 @@
+"""Worker isolation: faults in user code are reported, the worker restarts, the next call works."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from pytorch_to_triton.errors import UsageError
+
+TASKS = Path(__file__).parent / "tasks"
+
+
+def _ws(tmp_path: Path, cand_src: str) -> None:
+    (tmp_path / "reference.py").write_text((TASKS / "add_reference.py").read_text())
+    (tmp_path / "good.py").write_text((TASKS / "add_stage1.py").read_text())
+    (tmp_path / "cand.py").write_text(cand_src)
+
+
+def _ok_next(svc) -> None:
+    rep = svc.validate(reference="reference.py", candidates=["good.py"], trials=1)
+    assert rep.ok, rep.summary
+
+
+def test_infinite_host_loop_times_out_and_next_call_works(tmp_path: Path, tmp_service) -> None:
+    _ws(tmp_path, "def reference(x, y):\n    while True:\n        pass\n")
+    t0 = time.monotonic()
+    rep = tmp_service.validate(reference="reference.py", candidates=["cand.py"], trials=1, timeout_s=20)
+    assert not rep.ok
+    assert rep.candidates[0].findings[0].check == "timeout"
+    assert time.monotonic() - t0 < 60
+    _ok_next(tmp_service)
+
+
+def test_raising_kernel_reports_line(tmp_path: Path, tmp_service) -> None:
+    src = "def reference(x, y):\n    a = 1\n    raise ValueError('boom in wrapper')\n"
+    _ws(tmp_path, src)
+    rep = tmp_service.validate(reference="reference.py", candidates=["cand.py"], trials=1)
+    cand = rep.candidates[0]
+    f = cand.findings[0]
+    assert f.check == "exception" and "boom in wrapper" in f.message
+    assert f.evidence["line"] == 3 and f.evidence["phase"] == "run"
+    _ok_next(tmp_service)
+
+
+def test_syntax_error_has_line_number(tmp_path: Path, tmp_service) -> None:
+    _ws(tmp_path, "import torch\n\ndef reference(x, y)\n    return x\n")
+    rep = tmp_service.validate(reference="reference.py", candidates=["cand.py"], trials=1)
+    err = rep.candidates[0].error
+    assert err["phase"] == "import" and err["type"] == "SyntaxError" and err["line"] == 3
+
+
+def test_os_exit_is_a_crash_and_worker_restarts(tmp_path: Path, tmp_service) -> None:
+    _ws(tmp_path, "import os\n\ndef reference(x, y):\n    os._exit(3)\n")
+    rep = tmp_service.validate(reference="reference.py", candidates=["cand.py"], trials=1)
+    f = rep.candidates[0].findings[0]
+    assert f.check == "crashed" and "status 3" in f.message
+    _ok_next(tmp_service)
+
+
+def test_user_prints_never_reach_protocol(tmp_path: Path, tmp_service) -> None:
+    src = (TASKS / "add_stage1.py").read_text().replace("    out = torch.empty_like(x)",
+                                                        "    print('x' * 100000)\n    out = torch.empty_like(x)")
+    _ws(tmp_path, src)
+    rep = tmp_service.validate(reference="reference.py", candidates=["cand.py"], trials=1)
+    assert rep.ok, rep.summary
+
+
+def test_wrong_entry_is_usage_error(tmp_path: Path, tmp_service) -> None:
+    _ws(tmp_path, (TASKS / "add_stage1.py").read_text())
+    with pytest.raises(UsageError, match="no function 'nope'"):
+        tmp_service.validate(reference="reference.py", candidates=["cand.py"], candidate_entry="nope")
+
+
+def test_unknown_dtype_refused_before_running(tmp_path: Path, tmp_service) -> None:
+    _ws(tmp_path, (TASKS / "add_stage1.py").read_text())
+    with pytest.raises(UsageError, match="unknown dtype"):
+        tmp_service.validate(reference="reference.py", candidates=["cand.py"], dtypes=["float17"])
+
+
+def test_worker_env_is_scrubbed(tmp_path: Path, tmp_service, monkeypatch) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "leak-me")
+    src = (TASKS / "add_stage1.py").read_text() + (
+        "\nimport os\nassert 'AWS_SECRET_ACCESS_KEY' not in os.environ, 'secret leaked'\n"
+        "assert os.environ['TMPDIR'].endswith('cpu')\n")
+    _ws(tmp_path, src)
+    rep = tmp_service.validate(reference="reference.py", candidates=["cand.py"], trials=1)
+    assert rep.ok, rep.summary

@@ -1,0 +1,76 @@
+"""Path confinement, inline sources and source checks (every refusal has a test)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytorch_to_triton.errors import UsageError
+from pytorch_to_triton.workspace import MAX_SOURCE_BYTES, Workspace, atomic_write
+
+
+def test_resolve_inside(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert Workspace(tmp_path).resolve("a.py") == (tmp_path / "a.py").resolve()
+
+
+def test_dotdot_escape_refused(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "secret.py").write_text("x = 1\n")
+    with pytest.raises(UsageError, match="outside the workspace"):
+        Workspace(ws).resolve("../secret.py")
+
+
+def test_absolute_escape_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="outside the workspace"):
+        Workspace(tmp_path).resolve("/etc/passwd")
+
+
+def test_symlink_escape_refused(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "outside.py").write_text("x = 1\n")
+    os.symlink(tmp_path / "outside.py", ws / "link.py")
+    with pytest.raises(UsageError, match="outside the workspace"):
+        Workspace(ws).resolve("link.py")
+
+
+def test_missing_file_message(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not found"):
+        Workspace(tmp_path).resolve("nope.py")
+
+
+def test_non_utf8_refused(tmp_path: Path) -> None:
+    p = tmp_path / "latin.py"
+    p.write_bytes(b"# caf\xe9\nx = 1\n")
+    with pytest.raises(UsageError, match="not valid UTF-8"):
+        Workspace(tmp_path).read_source(p)
+
+
+def test_huge_inline_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="limit"):
+        Workspace(tmp_path).write_inline("#" * (MAX_SOURCE_BYTES + 1))
+
+
+def test_inline_written_once_inside_state_dir(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    p1 = ws.write_inline("x = 1\n")
+    p2 = ws.write_inline("x = 1\n")
+    assert p1 == p2 and p1.read_text() == "x = 1\n"
+    assert ws.state_dir in p1.parents
+
+
+def test_atomic_write_keeps_old_copy_on_failure(tmp_path: Path) -> None:
+    target = tmp_path / "r.json"
+    atomic_write(target, "old")
+
+    class Boom(bytes):
+        pass
+
+    with pytest.raises(TypeError):
+        atomic_write(target, 123)  # type: ignore[arg-type]
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temp file left behind
