@@ -67,6 +67,15 @@ def main(out: str | None) -> None:
                                                              "speedup_vs_compile", "suspect", "error"})
                           for t in sm.timings]
         res["softmax_summary"] = sm.summary
+        # A size sweep (table + PNG) and CUDA-graph mode for a launch-bound size.
+        sw = svc.benchmark(reference="benchmarks/tasks/softmax_reference.py",
+                           candidates=["benchmarks/tasks/softmax_row.py"], compile="none", repeats=1,
+                           sweep={"param": "N", "values": [256, 1024, 4096, 16384], "shape": [4096, "N"]})
+        res["sweep"] = {"plot": sw.plot, "rows": [(t.case, t.impl, t.median_ms, t.gbps) for t in sw.timings]}
+        tiny = {**VADD, "cases": [{"name": "n=4096", "shape": [4096]}], "repeats": 1}
+        plain, graph = svc.benchmark(**tiny), svc.benchmark(**tiny, cuda_graph=True)
+        res["cuda_graph"] = {"plain": [(t.impl, t.median_ms) for t in plain.timings],
+                             "graph": [(t.impl, t.median_ms) for t in graph.timings]}
     finally:
         svc.close()
     text = json.dumps(res, indent=2, default=str)

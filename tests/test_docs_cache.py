@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
 from pytorch_to_triton.docs_cache import (
     BEST_PRACTICES_FILE,
     GUIDE_FILE,
@@ -26,7 +28,6 @@ from pytorch_to_triton.docs_cache import (
     fetch_docs,
 )
 from pytorch_to_triton.docs_cache.store import atomic_write, clean_temp_files
-from werkzeug import Request, Response
 
 FIXTURES = Path(__file__).parent / "docs_fixtures" / "main"
 SERVER_ROOT = Path(__file__).resolve().parents[1] / "server"

@@ -79,11 +79,14 @@ def test_in_memory_tools_schemas_and_validation(service) -> None:
 
 
 def test_stdio_end_to_end() -> None:
-    """Spawn `pytorch-to-triton serve` as an assistant would and call each tool on a shipped example."""
+    """Spawn `pytorch-to-triton serve` as an assistant would and drive the workflow on a shipped example:
+    docs -> validate stage 1 -> benchmark -> audit -> the run journal as a resource."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV", "LANG")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "server"), env.get("PYTHONPATH", "")])
-    params = StdioServerParameters(command=sys.executable, args=["-m", "pytorch_to_triton", "serve", "--workspace",
-                                                                str(ROOT)], env=env, cwd=str(ROOT))
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "pytorch_to_triton", "serve", "--workspace", str(ROOT)],
+                                   env=env, cwd=str(ROOT))
+    ref, stage = "examples/softmax/reference.py", "examples/softmax/stage1.py"
 
     async def go():
         async with Client(params, read_timeout_seconds=600) as client:
@@ -92,18 +95,23 @@ def test_stdio_end_to_end() -> None:
             for name in TOOLS:
                 assert tools[name].input_schema["type"] == "object"
                 assert tools[name].output_schema["type"] == "object"
-            res = await client.call_tool("run_validation", {"reference": TASK, "candidates": [STAGE], "trials": 1})
-            assert res.structured_content["ok"] is True, res.content
-            audit = await client.call_tool("audit_kernel", {"path": STAGE, "compile": False})
-            assert not audit.is_error
             docs = await client.call_tool("fetch_triton_docs", {"topic": "tl.store", "offline": True,
                                                                 "cache_dir": ".pytorch-to-triton/test-docs"})
             assert not docs.is_error, docs.content
-            bench = await client.call_tool("run_benchmark", {"reference": TASK, "candidates": [STAGE]})
+            res = await client.call_tool("run_validation", {"reference": ref, "candidates": [stage], "trials": 1})
+            assert res.structured_content["ok"] is True, res.content
+            assert res.structured_content["candidates"][0]["cases"], "no case was run"
+            bench = await client.call_tool("run_benchmark", {"reference": ref, "candidates": [stage]})
             if Path("/dev/nvidiactl").exists():
                 assert not bench.is_error and bench.structured_content["timings"]
             else:
                 assert bench.is_error and "CUDA GPU" in bench.content[0].text
+            audit = await client.call_tool("audit_kernel", {"path": stage, "reference": ref, "compile": False})
+            assert not audit.is_error
+            assert audit.structured_content["counts"]["P0"] == 0, audit.structured_content["findings"]
+            report = await client.read_resource("p2t://report/examples-softmax")
+            text = report.contents[0].text
+            assert "| stage1.py | PASS" in text, text
 
     _run(go)
 

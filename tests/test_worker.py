@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -87,3 +88,32 @@ def test_worker_env_is_scrubbed(tmp_path: Path, tmp_service, monkeypatch) -> Non
     _ws(tmp_path, src)
     rep = tmp_service.validate(reference="reference.py", candidates=["cand.py"], trials=1)
     assert rep.ok, rep.summary
+
+
+def test_worker_dies_with_a_killed_server(tmp_path: Path) -> None:
+    """A server killed by SIGKILL leaves no orphan worker (it would keep a GPU busy under later timings)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import sys, time; sys.path.insert(0, sys.argv[1]); from pytorch_to_triton.service import Service\n"
+            "s = Service(sys.argv[2]); s.pool.slots[0]._spawn()\n"
+            "print(s.pool.slots[0].proc.pid if s.pool.slots[0].proc else -1, flush=True); time.sleep(600)\n")
+    srv = subprocess.Popen([sys.executable, "-c", code, str(Path(__file__).parent.parent / "server"), str(tmp_path)],
+                           stdout=subprocess.PIPE, text=True)
+    pid = int(srv.stdout.readline())
+    if pid < 0:
+        srv.kill()
+        pytest.skip("the slot starts its worker lazily; covered by the fault suite")
+    os.kill(srv.pid, signal.SIGKILL)
+    srv.wait()
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    os.kill(pid, signal.SIGKILL)
+    raise AssertionError("worker outlived its server")

@@ -14,7 +14,8 @@ SHAPES = {
     "edge_single": (1, 7),  # one row, always a valid target (see make_inputs)
 }
 BENCH_SHAPES = {"bench": (8192, 128256)}  # 8192 tokens over Llama-3's vocabulary
-# bfloat16 first: the benchmark times DTYPES[0] by default and bf16 logits are what LLM training feeds this op.
+# bfloat16 first: the benchmark times DTYPES[0] by default and bf16 logits are what LLM training feeds this
+# op.
 DTYPES = ["bfloat16", "float32"]
 GRAD_INPUTS = [0]  # the logits; the integer targets have no gradient
 IGNORE_INDEX = -100

@@ -4,7 +4,6 @@ case.shape is (B, H, S, D). The Triton stages assume D is a power of 2 between 1
 that q, k and v share one shape (no grouped-query heads); they refuse anything else with a ValueError.
 """
 
-import torch
 import torch.nn.functional as F
 
 SHAPES = {

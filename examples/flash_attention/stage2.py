@@ -11,7 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
-# The CPU interpreter's tl.dot multiplies bf16 as raw bit patterns; under TRITON_INTERPRET=1 tiles go through fp32.
+# The CPU interpreter's tl.dot multiplies bf16 as raw bit patterns; under TRITON_INTERPRET=1 tiles go through
+# fp32.
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 LOG2E = 1.4426950408889634
 
@@ -32,13 +33,33 @@ def _configs() -> list[triton.Config]:
 @triton.autotune(configs=_configs(), key=["S", "HEAD_DIM"])
 @triton.jit
 def attention_fwd_kernel(
-    q_ptr, k_ptr, v_ptr, o_ptr,
-    stride_qb, stride_qh, stride_qs, stride_qd,
-    stride_kb, stride_kh, stride_ks, stride_kd,
-    stride_vb, stride_vh, stride_vs, stride_vd,
-    stride_ob, stride_oh, stride_os, stride_od,
-    H, S, qk_scale,
-    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, UPCAST_DOT: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    stride_qb,
+    stride_qh,
+    stride_qs,
+    stride_qd,
+    stride_kb,
+    stride_kh,
+    stride_ks,
+    stride_kd,
+    stride_vb,
+    stride_vh,
+    stride_vs,
+    stride_vd,
+    stride_ob,
+    stride_oh,
+    stride_os,
+    stride_od,
+    H,
+    S,
+    qk_scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    UPCAST_DOT: tl.constexpr,
 ):
     start_m = tl.program_id(0)
     off_bh = tl.program_id(1)
@@ -51,8 +72,9 @@ def attention_fwd_kernel(
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
-    q = tl.load(q_ptr + offs_m[:, None] * stride_qs + offs_d[None, :] * stride_qd, mask=offs_m[:, None] < S,
-                other=0.0)
+    q = tl.load(
+        q_ptr + offs_m[:, None] * stride_qs + offs_d[None, :] * stride_qd, mask=offs_m[:, None] < S, other=0.0
+    )
     if UPCAST_DOT:
         q = q.to(tl.float32)
     # Online softmax: running row max m_i and row sum l_i; acc is rescaled by exp(m_old - m_new) whenever the
@@ -65,10 +87,12 @@ def attention_fwd_kernel(
     hi = tl.minimum((start_m + 1) * BLOCK_M, S)
     for start_n in range(0, hi, BLOCK_N):
         cols = start_n + offs_n
-        k = tl.load(k_ptr + cols[None, :] * stride_ks + offs_d[:, None] * stride_kd, mask=cols[None, :] < S,
-                    other=0.0)  # loaded as K^T (HEAD_DIM, BLOCK_N)
-        v = tl.load(v_ptr + cols[:, None] * stride_vs + offs_d[None, :] * stride_vd, mask=cols[:, None] < S,
-                    other=0.0)
+        k = tl.load(
+            k_ptr + cols[None, :] * stride_ks + offs_d[:, None] * stride_kd, mask=cols[None, :] < S, other=0.0
+        )  # loaded as K^T (HEAD_DIM, BLOCK_N)
+        v = tl.load(
+            v_ptr + cols[:, None] * stride_vs + offs_d[None, :] * stride_vd, mask=cols[:, None] < S, other=0.0
+        )
         if UPCAST_DOT:
             k = k.to(tl.float32)
             v = v.to(tl.float32)
@@ -86,20 +110,27 @@ def attention_fwd_kernel(
         acc = tl.dot(p.to(v.dtype), v, acc)
         m_i = m_new
     acc = acc / l_i[:, None]
-    tl.store(o_ptr + offs_m[:, None] * stride_os + offs_d[None, :] * stride_od, acc.to(o_ptr.dtype.element_ty),
-             mask=offs_m[:, None] < S)
+    tl.store(
+        o_ptr + offs_m[:, None] * stride_os + offs_d[None, :] * stride_od,
+        acc.to(o_ptr.dtype.element_ty),
+        mask=offs_m[:, None] < S,
+    )
 
 
 def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     """Refuse what the kernels do not handle, with the reason."""
     if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape:
-        raise ValueError(f"q, k, v must share one (B, H, S, D) shape, got {tuple(q.shape)}, {tuple(k.shape)}, "
-                         f"{tuple(v.shape)}")
+        raise ValueError(
+            f"q, k, v must share one (B, H, S, D) shape, got {tuple(q.shape)}, {tuple(k.shape)}, "
+            f"{tuple(v.shape)}"
+        )
     if not (q.dtype == k.dtype == v.dtype):
         raise ValueError(f"q, k, v dtypes differ: {q.dtype}, {k.dtype}, {v.dtype}")
     D = q.shape[-1]
     if D < 16 or D > 256 or D & (D - 1):
-        raise ValueError(f"head_dim D={D} is not supported: it must be a power of 2 in [16, 256] (tl.dot tiles)")
+        raise ValueError(
+            f"head_dim D={D} is not supported: it must be a power of 2 in [16, 256] (tl.dot tiles)"
+        )
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -114,6 +145,18 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor
         return (triton.cdiv(S, meta["BLOCK_M"]), B * H)
 
     attention_fwd_kernel[grid](
-        q, k, v, o, *q.stride(), *k.stride(), *v.stride(), *o.stride(), H, S, LOG2E / math.sqrt(D),
-        HEAD_DIM=D, UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
+        q,
+        k,
+        v,
+        o,
+        *q.stride(),
+        *k.stride(),
+        *v.stride(),
+        *o.stride(),
+        H,
+        S,
+        LOG2E / math.sqrt(D),
+        HEAD_DIM=D,
+        UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16,
+    )
     return o

@@ -1,7 +1,5 @@
 """C = A @ B for 2-D A (M, K) and B (K, N); case.shape is (M, N, K)."""
 
-import torch
-
 SHAPES = {
     "edge_single": (1, 1, 1),
     "odd_7": (7, 13, 5),

@@ -2,7 +2,8 @@
 
 Two kernels, one algorithm. `matmul_kernel_tma` reads A and B through host-side TMA descriptors (the copy engine
 moves whole tiles into shared memory, zero-filling past the edges, so the kernel needs no masks) and stores C
-through one. `matmul_kernel_persistent` does the same with pointer loads; it serves the CPU interpreter, Triton
+through one. `matmul_kernel_persistent` does the same with pointer loads; it serves the CPU interpreter,
+Triton
 builds without `triton.tools.tensor_descriptor`, GPUs before sm_90, fp32, and layouts TMA cannot describe (last
 stride not 1, or a row not a multiple of 16 bytes).
 """
@@ -42,23 +43,44 @@ def _tma_pre_hook(nargs: dict) -> None:
 
 
 def _tma_configs() -> list[triton.Config]:
-    # 128x256x64 with 8 warps is the Hopper sweet spot (two warpgroups, 64 KiB accumulator); 48 KiB of smem per
+    # 128x256x64 with 8 warps is the Hopper sweet spot (two warpgroups, 64 KiB accumulator); 48 KiB of smem
+    # per
     # stage, so 3-4 stages fit in 228 KiB only when the epilogue is split in two halves (EPILOGUE_SUBTILE).
     out = []
-    for bm, bn, bk, stages, sub in [(128, 256, 64, 3, True), (128, 256, 64, 4, True), (128, 256, 64, 3, False),
-                                    (128, 128, 64, 4, False), (128, 128, 128, 3, True), (256, 128, 64, 3, True)]:
-        out.append(triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "EPILOGUE_SUBTILE": sub},
-                                 num_stages=stages, num_warps=8, pre_hook=_tma_pre_hook))
+    for bm, bn, bk, stages, sub in [
+        (128, 256, 64, 3, True),
+        (128, 256, 64, 4, True),
+        (128, 256, 64, 3, False),
+        (128, 128, 64, 4, False),
+        (128, 128, 128, 3, True),
+        (256, 128, 64, 3, True),
+    ]:
+        out.append(
+            triton.Config(
+                {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "EPILOGUE_SUBTILE": sub},
+                num_stages=stages,
+                num_warps=8,
+                pre_hook=_tma_pre_hook,
+            )
+        )
     return out
 
 
 @triton.autotune(configs=_tma_configs(), key=["M", "N", "K"])
 @triton.jit
 def matmul_kernel_tma(
-    a_desc, b_desc, c_desc,
-    M, N, K,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    EPILOGUE_SUBTILE: tl.constexpr, NUM_SMS: tl.constexpr,
+    a_desc,
+    b_desc,
+    c_desc,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    EPILOGUE_SUBTILE: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
     start_pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -91,9 +113,15 @@ def _ptr_configs() -> list[triton.Config]:
     if _INTERPRET:
         return [triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 4})]
     return [
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, num_stages=3, num_warps=8),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, num_stages=4, num_warps=8),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=4, num_warps=4),
+        triton.Config(
+            {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, num_stages=3, num_warps=8
+        ),
+        triton.Config(
+            {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, num_stages=4, num_warps=8
+        ),
+        triton.Config(
+            {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=4, num_warps=4
+        ),
         triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8}, num_stages=4, num_warps=4),
     ]
 
@@ -101,11 +129,24 @@ def _ptr_configs() -> list[triton.Config]:
 @triton.autotune(configs=_ptr_configs(), key=["M", "N", "K"])
 @triton.jit
 def matmul_kernel_persistent(
-    a_ptr, b_ptr, c_ptr,
-    M, N, K,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    NUM_SMS: tl.constexpr, UPCAST_DOT: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+    UPCAST_DOT: tl.constexpr,
 ):
     start_pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -123,10 +164,16 @@ def matmul_kernel_persistent(
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for ki in range(k_tiles):
             ks = ki * BLOCK_K + offs_k
-            a = tl.load(a_ptr + offs_m[:, None] * stride_am + ks[None, :] * stride_ak,
-                        mask=mask_m & (ks[None, :] < K), other=0.0)
-            b = tl.load(b_ptr + ks[:, None] * stride_bk + offs_n[None, :] * stride_bn,
-                        mask=(ks[:, None] < K) & mask_n, other=0.0)
+            a = tl.load(
+                a_ptr + offs_m[:, None] * stride_am + ks[None, :] * stride_ak,
+                mask=mask_m & (ks[None, :] < K),
+                other=0.0,
+            )
+            b = tl.load(
+                b_ptr + ks[:, None] * stride_bk + offs_n[None, :] * stride_bn,
+                mask=(ks[:, None] < K) & mask_n,
+                other=0.0,
+            )
             if UPCAST_DOT:  # interpreter only: its tl.dot cannot multiply raw bf16 bit patterns
                 a = a.to(tl.float32)
                 b = b.to(tl.float32)
@@ -143,12 +190,21 @@ def _num_sms(device: torch.device) -> int:
 
 def _tma_ok(t: torch.Tensor) -> bool:
     # TMA: last stride 1, other strides and the base address multiples of 16 bytes.
-    return (t.stride(1) == 1 and (t.stride(0) * t.element_size()) % 16 == 0 and t.data_ptr() % 16 == 0
-            and t.stride(0) >= t.shape[1])
+    return (
+        t.stride(1) == 1
+        and (t.stride(0) * t.element_size()) % 16 == 0
+        and t.data_ptr() % 16 == 0
+        and t.stride(0) >= t.shape[1]
+    )
 
 
 def _use_tma(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool:
-    if _INTERPRET or TensorDescriptor is None or not a.is_cuda or a.dtype not in (torch.float16, torch.bfloat16):
+    if (
+        _INTERPRET
+        or TensorDescriptor is None
+        or not a.is_cuda
+        or a.dtype not in (torch.float16, torch.bfloat16)
+    ):
         return False
     if torch.cuda.get_device_capability(a.device)[0] < 9:
         return False
@@ -178,7 +234,20 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         c_desc = TensorDescriptor.from_tensor(c, [128, 128])
         matmul_kernel_tma[grid](a_desc, b_desc, c_desc, M, N, K, NUM_SMS=num_sms)
         return c
-    matmul_kernel_persistent[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                   c.stride(0), c.stride(1), NUM_SMS=num_sms,
-                                   UPCAST_DOT=_INTERPRET and a.dtype == torch.bfloat16)
+    matmul_kernel_persistent[grid](
+        a,
+        b,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        NUM_SMS=num_sms,
+        UPCAST_DOT=_INTERPRET and a.dtype == torch.bfloat16,
+    )
     return c

@@ -200,6 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--max-chars", type=int, default=12000)
     d.set_defaults(func=cmd_docs)
 
+    r = sub.add_parser("report", parents=[common], help="render a task's run journal as a markdown table")
+    r.add_argument("task", nargs="?", help="task name (e.g. examples-softmax); omit to list tasks")
+    r.set_defaults(func=cmd_report)
+
     try:
         from .install import register_cli
 
@@ -207,6 +211,18 @@ def build_parser() -> argparse.ArgumentParser:
     except ImportError:
         pass
     return p
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from . import journal
+
+    root = Path(args.workspace or ".").resolve()
+    if not args.task:
+        tasks = journal.list_tasks(root)
+        print("\n".join(tasks) if tasks else "no journal yet: run validate/bench/audit on a task first")
+        return 0
+    print(journal.render_report(root, args.task))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

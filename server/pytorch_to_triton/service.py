@@ -8,6 +8,7 @@ UsageError; a failing kernel comes back as data (`ok: false`).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import threading
 import time
@@ -166,7 +167,7 @@ class Service:
             except WorkerError as e:
                 if e.kind == "cancelled":
                     raise
-                reports.append(_worker_failure(display, e))
+                reports.append(_worker_failure(display, e, self.ws.root))
         report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials))
         cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
                "--seed", str(seed), "--trials", str(trials)]
@@ -370,10 +371,31 @@ class Service:
             pass  # the journal is a convenience; never fail a tool call over it
 
 
-def _worker_failure(display: str, e: WorkerError) -> CandidateReport:
+_FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
+
+
+def _user_frame(tail: str, root: Path) -> dict[str, Any] | None:
+    """The innermost user frame of a faulthandler dump (segfault, or the stack of a worker that timed out)."""
+    ours = Path(__file__).resolve().parent
+    for m in _FRAME.finditer(tail):
+        p = Path(m.group(1))
+        if "site-packages" in p.parts or p == ours or ours in p.parents:
+            continue
+        try:
+            rel = p.relative_to(root)
+        except ValueError:
+            continue
+        return {"file": str(rel), "line": int(m.group(2)), "function": m.group(3)}
+    return None
+
+
+def _worker_failure(display: str, e: WorkerError, root: Path) -> CandidateReport:
     msg = str(e)
+    where = _user_frame(e.stderr_tail, root)
+    if where:
+        msg += f" [at {where['file']}:{where['line']} in {where['function']}]"
     err = {"phase": "run", "type": e.kind, "message": msg, "stderr_tail": e.stderr_tail[-3000:],
-           "last_step": e.last_event}
+           "last_step": e.last_event, **(where or {})}
     fix = {
         "timeout": "look for an endless loop (host code or a kernel loop bound), or raise timeout_s",
         "crashed": "the process died: a segfault, os._exit or a CUDA fault; see stderr_tail",
@@ -381,7 +403,7 @@ def _worker_failure(display: str, e: WorkerError) -> CandidateReport:
         "process_limit": "the candidate started too many processes",
     }.get(e.kind, "")
     f = Finding(check=e.kind if e.kind in ("timeout", "crashed", "memory_limit", "process_limit") else "exception",
-                message=msg, case=e.last_event, fix=fix)
+                message=msg, case=e.last_event, fix=fix, evidence=where)
     return CandidateReport(candidate=display, ok=False, findings=[f], error=err)
 
 

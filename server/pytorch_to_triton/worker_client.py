@@ -1,8 +1,9 @@
 """Spawn, keep warm, watch and kill worker processes; one worker per device slot.
 
 User code runs only in the worker (``python -m pytorch_to_triton.worker``). The worker starts in its
-own session (process group) so a timeout, cancel or limit kills everything it spawned. After a crash
-the slot starts a fresh worker on the next call: a poisoned CUDA context dies with its process.
+own session (process group) and is a child subreaper, so a timeout, cancel or limit kills everything it
+spawned: its group and every descendant, also one that called setsid. After a crash the slot starts a
+fresh worker on the next call: a poisoned CUDA context dies with its process. docs/FAULTS.md has the list.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ MAX_WORKER_PROCESSES = 64  # a fork bomb is killed when the worker's group grows
 
 
 @dataclass
+
 class Limits:
     """Resource limits of one worker."""
 
@@ -83,8 +85,15 @@ class StderrTail:
             self.total += len(chunk)
             self._chunks.append(chunk)
             self._size += len(chunk)
-            while self._size > STDERR_TAIL_BYTES and len(self._chunks) > 1:
-                self._size -= len(self._chunks.popleft())
+            while self._size > STDERR_TAIL_BYTES:
+                # Trim the oldest chunk rather than drop it whole: dropping a 64 KiB chunk could leave only the
+                # last few bytes (a flood followed by a short line kept just that line).
+                excess = self._size - STDERR_TAIL_BYTES
+                if len(self._chunks[0]) <= excess:
+                    self._size -= len(self._chunks.popleft())
+                else:
+                    self._chunks[0] = self._chunks[0][excess:]
+                    self._size -= excess
 
     def mark(self) -> int:
         """Byte count so far (to slice what one call printed)."""
@@ -104,8 +113,9 @@ class StderrTail:
         return out
 
 
-def _pgroup_size(pgid: int) -> int:
-    n = 0
+def _process_table() -> dict[int, tuple[int, int, bytes]]:
+    """pid -> (ppid, pgid, state) of every process, from /proc."""
+    table = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -113,11 +123,53 @@ def _pgroup_size(pgid: int) -> int:
             with open(f"/proc/{entry.name}/stat", "rb") as f:
                 stat = f.read()
             fields = stat[stat.rindex(b")") + 2 :].split()
-            if int(fields[2]) == pgid:
-                n += 1
+            table[int(entry.name)] = (int(fields[1]), int(fields[2]), fields[0])
         except (OSError, ValueError, IndexError):
             continue
-    return n
+    return table
+
+
+def _family(pid: int, *, worker_alive: bool = True) -> set[int]:
+    """The live processes of a worker: its process group plus every descendant, also those that left the group
+    with setsid (the worker is a child subreaper, so double-forked daemons stay its descendants). No zombies.
+    Once the worker is reaped its pid may be reused, so only the group's members are followed then."""
+    table = _process_table()
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for p, (ppid, _, _) in table.items():
+        children[ppid].append(p)
+    family = {p for p, (_, pgid, _) in table.items() if pgid == pid}
+    stack = [pid, *family] if worker_alive else list(family)
+    while stack:
+        for c in children.get(stack.pop(), ()):
+            if c not in family:
+                family.add(c)
+                stack.append(c)
+    return {p for p in family if table.get(p, (0, 0, b"Z"))[2] not in (b"Z", b"X")}
+
+
+def _kill_family(pid: int, *, worker_alive: bool = True) -> None:
+    """SIGKILL a worker and everything it started. Stop them first so nothing forks or gets re-parented while we
+    look; then kill the stopped set and the group."""
+    stopped: set[int] = set()
+    for _ in range(8):
+        new = _family(pid, worker_alive=worker_alive) - stopped
+        if not new:
+            break
+        for p in new:
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except (ProcessLookupError, PermissionError):
+                pass
+        stopped |= new
+    for p in stopped:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _rss_bytes(pid: int) -> int:
@@ -160,11 +212,12 @@ class WorkerSlot:
             "PYTHONUNBUFFERED": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
+        limits = self.limits
+        mem = limits.memory_bytes or int(_total_ram() * 0.6)
+        extra["P2T_WORKER_MEMORY_BYTES"] = str(mem)  # validate's input-size estimate respects the limit
         if self.visible_devices is not None:
             extra["CUDA_VISIBLE_DEVICES"] = self.visible_devices
         env = scrubbed_env(extra)
-        limits = self.limits
-        mem = limits.memory_bytes or int(_total_ram() * 0.6)
         use_as = limits.cpu_address_space and self.name == "cpu" and not Path("/dev/nvidiactl").exists()
 
         def preexec() -> None:  # runs in the child before exec
@@ -211,10 +264,7 @@ class WorkerSlot:
         proc = self.proc
         if proc is None:
             return
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        _kill_family(proc.pid, worker_alive=proc.poll() is None)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -255,7 +305,7 @@ class WorkerSlot:
             protocol.write_message(self._to_worker, {"id": req_id, "op": op, "args": args})
         except (BrokenPipeError, OSError):
             self.kill()
-            raise WorkerError("crashed", "the worker died before it read the request", self._tail.text(mark))
+            raise WorkerError("crashed", "the worker died before it read the request", self._tail.text(mark)) from None
         reader = protocol.LineReader(self._from_worker)
         deadline = time.monotonic() + timeout_s
         last_event: str | None = None
@@ -268,12 +318,13 @@ class WorkerSlot:
                 self.kill()
                 raise WorkerError("cancelled", "the call was cancelled; the worker was stopped", "", last_event)
             if now > deadline:
+                tail = self._stack_dump(pid, mark)
                 self.kill()
                 raise WorkerError(
                     "timeout",
                     f"no result after {timeout_s:.0f} s (last step: {last_event or 'starting'}); the worker and "
                     "everything it started were killed. Look for an endless loop, or raise timeout_s",
-                    self._tail.text(mark),
+                    tail,
                     last_event,
                 )
             if now >= next_check:
@@ -286,7 +337,7 @@ class WorkerSlot:
                         self._tail.text(mark),
                         last_event,
                     )
-                if _pgroup_size(pid) > self.limits.max_processes:
+                if len(_family(pid)) > self.limits.max_processes:
                     self.kill()
                     raise WorkerError(
                         "process_limit",
@@ -312,8 +363,12 @@ class WorkerSlot:
                     elif kind == "result":
                         result = msg.get("result") or {}
                         result.setdefault("worker_output", self._tail.text(mark, limit=2000) if self._tail.total > mark else "")
+                        if msg.get("worker_exiting"):
+                            self.kill()  # its CUDA context is poisoned: the next call must get a fresh worker
                         return result
                     elif kind == "error":
+                        if msg.get("worker_exiting"):
+                            self.kill()
                         err = msg.get("error") or {}
                         if err.get("usage"):
                             raise UsageError(err.get("message", "bad input"))
@@ -326,9 +381,26 @@ class WorkerSlot:
                         except subprocess.TimeoutExpired:
                             code = None
                     time.sleep(0.05)  # let the drain thread collect the last words
-                    tail = self._tail.text(mark)
+                    tail = self._tail.text(mark, limit=16000)  # faulthandler's traceback + module list
                     self.kill()
                     raise WorkerError("crashed", _describe_exit(code, last_event), tail, last_event)
+
+    def _stack_dump(self, pid: int, mark: int) -> str:
+        """Ask a hung worker where it is (faulthandler dumps every thread's stack on SIGUSR1), then the tail."""
+        try:
+            os.kill(pid, signal.SIGUSR1)
+        except OSError:
+            return self._tail.text(mark)
+        before = last = self._tail.total
+        start = changed = time.monotonic()
+        while time.monotonic() < start + 1.0:  # until the dump stops growing (it has no end marker)
+            time.sleep(0.05)
+            total = self._tail.total
+            if total != last:
+                last, changed = total, time.monotonic()
+            elif total != before and time.monotonic() - changed >= 0.15:
+                break
+        return self._tail.text(mark, limit=16000)
 
     def close(self) -> None:
         """Stop the worker politely, then for sure."""

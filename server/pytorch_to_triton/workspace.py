@@ -72,7 +72,11 @@ class Workspace:
         """Write inline source to a real file (@triton.jit refuses sources that live in no file)."""
         if not isinstance(code, str) or not code.strip():
             raise UsageError(f"{what} is empty")
-        data = code.encode("utf-8", errors="strict")
+        try:
+            data = code.encode("utf-8", errors="strict")
+        except UnicodeEncodeError as e:  # a lone surrogate, e.g. "\udcff" from a JSON escape
+            raise UsageError(f"{what} cannot be saved as UTF-8: {e.reason} at character {e.start} "
+                             f"({code[e.start:e.end]!r}); remove or replace that character") from None
         if len(data) > MAX_SOURCE_BYTES:
             raise UsageError(f"{what} is {len(data)} bytes; the limit is {MAX_SOURCE_BYTES} (1 MiB)")
         digest = hashlib.sha256(data).hexdigest()[:16]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -15,6 +17,12 @@ def main() -> int:
     os.dup2(2, 1)  # user prints go to stderr, which the server caps; fd res_fd is protocol only
     sys.stdout = sys.stderr
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
+    # A segfault prints the Python stack (user file:line) to stderr, which the server keeps; SIGUSR1 (sent by
+    # the server before it kills a worker that timed out) prints every thread's stack the same way.
+    faulthandler.enable(all_threads=True)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    _become_subreaper()
+    _exit_when_orphaned()
 
     from ..protocol import write_message
     from . import poison
@@ -39,11 +47,40 @@ def main() -> int:
             req = json.loads(line)
             if req.get("op") == "shutdown":
                 return 0
+            # An illegal address or device assert poisons the CUDA context for good: _serve then answers
+            # with worker_exiting and this process exits, so the server starts a fresh one for the next call.
             _serve(req, rt, patches, res_fd, write_message)
-            if rt.device == "cuda" and not _cuda_healthy():
-                # An illegal address or device assert poisons the CUDA context for good: let this process die
-                # so the server starts a fresh one for the next call.
-                os._exit(17)
+
+
+def _exit_when_orphaned() -> None:
+    """If the server dies (even by SIGKILL) while user code runs, kill our whole group: no orphan worker may
+    keep the GPU busy under the next session's timings."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                try:
+                    os.killpg(os.getpgid(0), signal.SIGKILL)
+                finally:
+                    os._exit(18)
+
+    threading.Thread(target=watch, name="p2t-orphan-watch", daemon=True).start()
+
+
+def _become_subreaper() -> None:
+    # Orphans of user code (a double-forked daemon) are re-parented to us instead of init, so the server still
+    # finds them among our descendants and kills them with us.
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER (Linux)
+    except (OSError, AttributeError):
+        pass
 
 
 def _cuda_healthy() -> bool:
@@ -68,13 +105,21 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
     try:
         result = _dispatch(req.get("op", ""), req.get("args") or {}, rt, patches, emit)
         result.setdefault("runtime", _runtime_info(rt))
-        write(res_fd, {"id": rid, "type": "result", "result": result})
+        msg: dict[str, Any] = {"id": rid, "type": "result", "result": result}
     except TaskError as e:
-        write(res_fd, {"id": rid, "type": "error", "error": {"usage": e.usage, "phase": e.phase,
-                                                             "type": "TaskError", "message": str(e)}})
+        msg = {"id": rid, "type": "error", "error": {"usage": e.usage, "phase": e.phase,
+                                                     "type": "TaskError", "message": str(e)}}
     except Exception as e:  # noqa: BLE001 - anything else is reported, the worker stays up
-        write(res_fd, {"id": rid, "type": "error", "error": {
-            "phase": "worker", "type": type(e).__name__, "message": f"{e}\n{traceback.format_exc()[-3000:]}"}})
+        msg = {"id": rid, "type": "error", "error": {
+            "phase": "worker", "type": type(e).__name__, "message": f"{e}\n{traceback.format_exc()[-3000:]}"}}
+    # Decide before answering: a poisoned CUDA context means this worker must go, and the server has to know
+    # that before it sends the next request (otherwise that request races with our exit and is lost).
+    exiting = rt.device == "cuda" and not _cuda_healthy()
+    if exiting:
+        msg["worker_exiting"] = True
+    write(res_fd, msg)
+    if exiting:
+        os._exit(17)
 
 
 def _runtime_info(rt: Any) -> dict[str, Any]:

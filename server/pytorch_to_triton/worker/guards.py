@@ -12,11 +12,13 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .poison import POISON, fill_poison
 from .runtime import RECORDER
 
 # Ops that do real math; seeing one of these on the whole input is PyTorch doing the candidate's work.
@@ -40,9 +42,13 @@ DATA_OPS = {
     "randn", "rand", "randint", "normal_", "uniform_", "random_", "record_stream", "_has_compatible_shallow_copy_type",
     "_conj", "_neg_view", "conj", "resolve_conj", "resolve_neg", "view_as_real", "view_as_complex", "sym_size",
     "sym_stride", "sym_numel", "sym_storage_offset", "_pin_memory", "is_pinned", "item", "to", "type_as",
-    "squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided_", "detach_", "new_empty_strided", "scalar_tensor",
+    "squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided_", "detach_", "scalar_tensor",
     "dim", "size", "stride", "numel", "_copy_from", "_copy_from_and_resize", "set_data", "clamp_min", "max_unpool",
 }
+
+
+# Allocations whose contents are undefined: poisoned while a candidate runs, whichever API reached them.
+ALLOC_OPS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
 
 
 def _op_name(func: Any) -> str:
@@ -72,6 +78,8 @@ class OpRecorder(TorchDispatchMode):
         if RECORDER.in_launch or threading.get_ident() != RECORDER.owner:
             return out
         name = _op_name(func)
+        if name in ALLOC_OPS and POISON.active and isinstance(out, torch.Tensor):
+            fill_poison(out)  # torch.ops.aten.empty_like & co. bypass the torch.empty wrappers of poison.py
         if name in DATA_OPS:
             return out
         elems = max(_numel(args), _numel(out))
@@ -97,38 +105,105 @@ class CallEvidence:
     patched: list[str] = field(default_factory=list)
 
 
-def _patch_targets() -> dict[str, tuple[Any, str]]:
+def _watched() -> tuple[list[tuple[str, Any]], list[tuple[str, type]]]:
+    """Namespaces whose functions the harness (or the reference) relies on: modules and classes."""
+    import builtins
+    import json
+    import math
+
+    import torch.nn.functional
     import triton.testing
 
-    targets: dict[str, tuple[Any, str]] = {
-        "time.time": (time, "time"), "time.perf_counter": (time, "perf_counter"),
-        "time.perf_counter_ns": (time, "perf_counter_ns"), "time.monotonic": (time, "monotonic"),
-        "time.process_time": (time, "process_time"),
-        "torch.allclose": (torch, "allclose"), "torch.equal": (torch, "equal"), "torch.isclose": (torch, "isclose"),
-        "torch.testing.assert_close": (torch.testing, "assert_close"),
-        "torch.Tensor.__eq__": (torch.Tensor, "__eq__"), "torch.Tensor.allclose": (torch.Tensor, "allclose"),
-        "torch.cuda.synchronize": (torch.cuda, "synchronize"), "torch.cuda.Event": (torch.cuda, "Event"),
-        "torch.cuda.Event.elapsed_time": (torch.cuda.Event, "elapsed_time"),
-        "torch.cuda.Event.record": (torch.cuda.Event, "record"),
-        "triton.testing.do_bench": (triton.testing, "do_bench"),
-    }
-    return targets
+    from .. import protocol
+    from . import compare, errors_fmt, poison, runtime, tasks, validate
+
+    modules: list[tuple[str, Any]] = [
+        ("builtins", builtins), ("math", math), ("time", time), ("json", json), ("torch", torch),
+        ("torch.nn.functional", torch.nn.functional), ("torch.linalg", torch.linalg),
+        ("torch.testing", torch.testing), ("torch.cuda", torch.cuda), ("triton.testing", triton.testing),
+    ]
+    classes: list[tuple[str, type]] = [("torch.Tensor", torch.Tensor), ("torch.cuda.Event", torch.cuda.Event)]
+    # The harness's own code: a candidate runs in this process and could rebind compare() or Validator.
+    for mod in (compare, errors_fmt, sys.modules[__name__], poison, protocol, runtime, tasks, validate):
+        modules.append((mod.__name__, mod))
+        classes += [(f"{mod.__name__}.{k}", v) for k, v in vars(mod).items()
+                    if isinstance(v, type) and v.__module__ == mod.__name__]
+    return modules, classes
+
+
+def _is_function_like(name: str, value: Any, module: bool) -> bool:
+    if value is None or isinstance(value, (type(sys), str, bytes, int, float, bool, tuple, list, dict, set)):
+        return False
+    if module and name.startswith("_") and name not in ("__import__", "__build_class__"):
+        return False
+    return callable(value) or hasattr(value, "__get__")
+
+
+def _class_entries(cls: type) -> dict[str, Any]:
+    # What attribute lookup on the class finds, as raw dict entries (a patch on torch.Tensor shadows
+    # the inherited C method; getattr would hand back fresh bound objects for classmethods).
+    merged: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        merged.update(vars(klass))
+    return merged
+
+
+_TORCH_DIR = str(Path(torch.__file__).resolve().parent)
+
+
+def _torch_rewrap(orig: Any, new: Any) -> bool:
+    """True when torch itself re-wrapped one of its functions (importing torch._dynamo rebinds
+    torch.manual_seed to a functools.wraps wrapper of the original): not a user patch."""
+    code = getattr(new, "__code__", None)
+    if code is None or not str(Path(code.co_filename).resolve()).startswith(_TORCH_DIR):
+        return False
+    seen = 0
+    while new is not None and seen < 8:
+        new, seen = getattr(new, "__wrapped__", None), seen + 1
+        if new is orig:
+            return True
+    return False
 
 
 class PatchWatch:
-    """Snapshot of the functions a harness relies on; detects and undoes user monkeypatching."""
+    """Snapshot of the functions a harness relies on; detects and undoes user monkeypatching.
+
+    Every public function of the modules in `_watched()` and every attribute of its classes is
+    compared by identity after each candidate call (and after a candidate's import): timers,
+    comparison functions, the torch ops a reference computes with, builtins such as all() and the
+    validator's own functions.
+    """
 
     def __init__(self) -> None:
-        self.targets = _patch_targets()
-        self.originals = {k: getattr(obj, attr) for k, (obj, attr) in self.targets.items()}
+        modules, classes = _watched()
+        self.modules = [(n, m, {k: v for k, v in vars(m).items() if _is_function_like(k, v, True)})
+                        for n, m in modules]
+        self.classes = [(n, c, {k: v for k, v in _class_entries(c).items() if _is_function_like(k, v, False)})
+                        for n, c in classes]
 
     def check_and_restore(self) -> list[str]:
         """Names patched since the snapshot (restored to the originals)."""
         changed = []
-        for key, (obj, attr) in self.targets.items():
-            if getattr(obj, attr, None) is not self.originals[key]:
-                changed.append(key)
-                setattr(obj, attr, self.originals[key])
+        for prefix, mod, snap in self.modules:
+            now = vars(mod)
+            for key, orig in snap.items():
+                new = now.get(key)
+                if new is orig:
+                    continue
+                if _torch_rewrap(orig, new):
+                    snap[key] = new
+                    continue
+                changed.append(f"{prefix}.{key}")
+                setattr(mod, key, orig)
+        for prefix, cls, snap in self.classes:
+            now = _class_entries(cls)
+            for key, orig in snap.items():
+                if now.get(key) is not orig:
+                    changed.append(f"{prefix}.{key}")
+                    try:
+                        setattr(cls, key, orig)
+                    except (AttributeError, TypeError):  # pragma: no cover - immutable (C) type
+                        pass
         return changed
 
 
@@ -162,7 +237,10 @@ class guarded_call:
         self._orig_stream_init = torch.cuda.Stream.__new__
 
         def stream_new(cls: Any, *a: Any, **k: Any) -> Any:
-            ev.streams.append("torch.cuda.Stream created")
+            # torch.cuda.current_stream() wraps an existing stream through Stream(stream_id=...); only a
+            # brand-new stream outside Triton's own launch/autotune machinery is the candidate's doing.
+            if "stream_id" not in k and not RECORDER.in_launch:
+                ev.streams.append("torch.cuda.Stream created")
             return self._orig_stream_init(cls, *a, **k)
 
         torch.cuda.Stream.__new__ = stream_new  # type: ignore[method-assign]

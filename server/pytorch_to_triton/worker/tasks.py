@@ -371,7 +371,11 @@ def clone_inputs(value: Any) -> Any:
         if 0 in value.stride() or not _is_slice(value):
             return value.detach().clone().requires_grad_(value.requires_grad)
         out = torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=value.device)
-        out.copy_(value.detach()) if value.numel() else None
+        if value.numel():
+            # Copy the whole span, gaps included: the gaps of a strided variant hold poison, and a kernel
+            # that ignores strides must read that poison, not uninitialized memory that differs per clone.
+            span = 1 + sum((sz - 1) * st for sz, st in zip(value.size(), value.stride(), strict=True))
+            out.as_strided((span,), (1,)).copy_(value.detach().as_strided((span,), (1,)))
         return out.requires_grad_(value.requires_grad)
     if isinstance(value, (list, tuple)):
         return type(value)(clone_inputs(v) for v in value)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import _thread
 import copy
 import math
+import os
 import time
 import zlib
 from collections.abc import Callable
@@ -42,7 +44,8 @@ FIX_HINTS = {
     "gradient_mismatch": "the backward pass differs from autograd of the reference: check the gradient formulas",
     "input_mutated": "the candidate writes into its inputs; write to a fresh output instead",
     "stale_result": "the output does not follow new input values: remove caching keyed on shape or data_ptr",
-    "nondeterministic": "two runs on the same inputs differ: a race or order-dependent atomics",
+    "nondeterministic": "two runs on the same inputs differ: a race, order-dependent atomics, or reads outside the "
+                        "inputs (a missing mask reads whatever memory follows)",
     "side_stream": "launch on the current stream; no torch.cuda.Stream in the candidate",
     "thread": "do not start threads in the candidate",
 }
@@ -340,14 +343,17 @@ class Validator:
         # originals, two candidate copies, a reference copy and float64 copies (up to 4x for fp16)
         factor = 8
         if self.device == "cuda":
-            free = torch.cuda.mem_get_info()[0]
+            free, where = torch.cuda.mem_get_info()[0], "GPU memory"
         else:
-            free = _mem_available()
+            free, where = _mem_available(), "host memory"
+            limit = int(os.environ.get("P2T_WORKER_MEMORY_BYTES") or 0)  # set by the server (worker_client.Limits)
+            if limit and limit - _rss_self() < free:
+                free, where = max(0, limit - _rss_self()), "host memory under the worker's memory limit"
         if need * factor > free:
             raise TaskError("inputs", f"case {case.name} {list(case.shape) if not isinstance(case.shape, dict) else case.shape} "
                             f"needs about {need * factor / 2**30:.1f} GiB (inputs {need / 2**30:.2f} GiB, x{factor} for "
-                            f"copies and the float64 reference) but {free / 2**30:.1f} GiB are free; use a smaller shape",
-                            usage=True)
+                            f"copies and the float64 reference) but {free / 2**30:.1f} GiB of {where} are free; use a "
+                            "smaller shape", usage=True)
 
     # ---- gradients ------------------------------------------------------------------------------
     def run_gradients(self, task: Task, name: str, shape: Any, dtype: torch.dtype) -> dict[str, Any] | None:
@@ -369,7 +375,9 @@ class Validator:
                   for i, x in enumerate(xs)]
             outs = [o for o in _flatten(fn(*xs)) if isinstance(o, torch.Tensor) and o.requires_grad]
             g = torch.Generator(device="cpu").manual_seed(seed + 1)
-            grads = [torch.randn(o.shape, generator=g).to(o.device, o.dtype) for o in outs]
+            # The same upstream gradient for both sides: drawn, rounded to the candidate's dtype, then cast to
+            # each side's output dtype (the float64 reference must not see digits the candidate never got).
+            grads = [torch.randn(o.shape, generator=g).to(dtype).to(o.device, o.dtype) for o in outs]
             torch.autograd.backward(outs, grads)
             _sync(self.device)
             return [xs[i].grad for i in idx]
@@ -390,7 +398,10 @@ class Validator:
         for i, (r, c) in zip(idx, zip(ref_g, cand_g)):
             if r is None or c is None:
                 if (r is None) != (c is None):
-                    self.find("gradient_mismatch", label, f"input {i}: gradient is {'missing' if c is None else 'extra'}")
+                    what = ("missing: the candidate's output carries no autograd graph to this input; implement "
+                            "backward (torch.autograd.Function) or mark a forward-only stage SUPPORTS_BACKWARD = False"
+                            if c is None else "extra: the reference gives no gradient for it")
+                    self.find("gradient_mismatch", label, f"input {i}: gradient is {what}")
                     ok = False
                 continue
             rtol, atol = cmp.tolerance_for(inputs[i].dtype, self.args.get("tolerances_merged"))
@@ -409,6 +420,14 @@ class Validator:
                    rel_l2_err=max((o["rel_l2_err"] for o in outs), default=0.0),
                    mismatches=sum(o["mismatches"] for o in outs))
         return rec
+
+
+def _rss_self() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _mem_available() -> int:
@@ -453,6 +472,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     report: dict[str, Any] = {"candidate": args["candidate_display"], "ok": False, "cases": [], "findings": [],
                               "notes": v.notes, "error": None}
     t_start = time.perf_counter()
+    threads0 = _thread._count()
     try:
         task = load_task(v.ref_path, v.cand_path, args.get("reference_entry"), args.get("candidate_entry"), rt.device)
     except ImportFailure as e:
@@ -465,6 +485,13 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
         v.find("exception", "import", f"{e.which} failed to import: {err['type']}: {err['message'][:300]}", err)
         report["findings"] = list(v.findings.values())
         return report
+    patched = patches.check_and_restore()  # import-time patches would otherwise change the reference's result
+    if patched:
+        v.find("timer_patched", "import", "importing the candidate replaced functions the harness or the reference "
+               "relies on (restored before any case ran)", patched)
+    started = _thread._count() - threads0
+    if started > 0:  # a thread started at import and still running does work the per-call guards cannot see
+        v.find("thread", "import", f"importing the candidate started {started} thread(s) that are still running")
     merged = {}
     for k, val in (getattr(task.ref_mod, "TOLERANCES", None) or {}).items():
         merged[str(k).removeprefix("torch.")] = val
@@ -499,7 +526,10 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                 done += 1
                 emit("progress", message=f"{report['candidate']}: {name}:{variant}", progress=done, total=total)
                 v.cases.append(v.run_case(task, name, shape, dtype, scale, 0, inputs=inputs, variant=variant))
-    if args.get("gradients"):
+    if args.get("gradients") and getattr(task.cand_mod, "SUPPORTS_BACKWARD", True) is False:
+        v.notes.append("gradients not checked: the candidate declares SUPPORTS_BACKWARD = False (a forward-only "
+                       "stage); validate the stage that implements backward with gradients=true")
+    elif args.get("gradients"):
         for name, shape, dtype, _ in specs[: max(1, len(specs))]:
             if name in failed_cases:
                 continue

@@ -1,0 +1,183 @@
+"""Stage 3: persistent multi-row forward and a deterministic, atomic-free fused backward.
+
+Forward: a persistent grid (a few programs per SM) walks [ROWS, BLOCK_N] tiles of rows; ROWS and num_warps are
+autotuned, so short rows (N = 128) still give every program kilobytes to move. One read of x, one write of y,
+plus 8 bytes of (mean, rstd) per row for backward.
+
+Backward (Liger-Kernel / Unsloth style): P = min(row tiles, a few per SM) programs; each takes every P-th
+row tile, writes dx for those rows and keeps its share of dweight = sum(dy * xhat) and dbias = sum(dy) in fp32
+registers across all its rows. Each program then writes one partial row (P x N fp32 in all, no atomics,
+no zero-init), and a second small kernel sums the P partials per column in a fixed order: the result is
+bitwise reproducible, and the (M, N) products never go through memory.
+"""
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+EPS = 1e-5
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+# PPS: programs per SM for the persistent forward grid (an SM holds 64 warps).
+FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": 64 // w}, num_warps=w) for r in (1, 2, 4, 8, 16) for w in (4, 8, 16)]
+_BWD = [triton.Config({}, num_warps=w) for w in (4, 8, 16)]
+BWD_CONFIGS = _BWD[:1] if INTERPRET else _BWD
+_SM_COUNT: dict[int, int] = {}
+
+
+def _prune_fwd(configs, named_args, **kwargs):
+    block_n = kwargs["BLOCK_N"]
+    ok = [c for c in configs if c.kwargs["ROWS"] * block_n <= 16384 and
+          8 <= c.kwargs["ROWS"] * block_n // (32 * c.num_warps) <= 64]
+    if not ok:
+        rows, warps = (16, 4) if block_n <= 256 else (1, 16)
+        ok = [c for c in configs if c.kwargs["ROWS"] == rows and c.num_warps == warps]
+    if INTERPRET:  # no timing on the CPU: the tile with the most rows, so the multi-row code runs
+        return [max(ok, key=lambda c: (c.kwargs["ROWS"], -c.num_warps))]
+    return ok
+
+
+@triton.autotune(configs=FWD_CONFIGS, key=["N", "BLOCK_N"], prune_configs_by={"early_config_prune": _prune_fwd})
+@triton.jit
+def layer_norm_fwd_kernel(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, M, N, stride_x, stride_y, eps,
+                          BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    nprog = tl.num_programs(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_N)
+    col_ok = cols < N
+    # weight and bias: loaded once per program, reused for every row it normalizes.
+    w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+    for i in tl.range(0, tl.cdiv(tl.cdiv(M, ROWS) - pid, nprog)):  # row tiles pid, pid + nprog, ...
+        rows = (pid + i * nprog) * ROWS + tl.arange(0, ROWS)  # int64
+        row_ok = rows < M
+        mask = row_ok[:, None] & col_ok[None, :]
+        x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        mean = tl.sum(x, axis=1) / N
+        xc = tl.where(mask, x - mean[:, None], 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / N + eps)
+        y = xc * rstd[:, None] * w[None, :] + b[None, :]
+        tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+        tl.store(mean_ptr + rows, mean, mask=row_ok)
+        tl.store(rstd_ptr + rows, rstd, mask=row_ok)
+
+
+@triton.autotune(configs=BWD_CONFIGS, key=["N", "BLOCK_N", "ROWS"])
+@triton.jit
+def layer_norm_bwd_kernel(dx_ptr, dy_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dw_part_ptr, db_part_ptr, M, N,
+                          stride_x, stride_dy, stride_dx, BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    nprog = tl.num_programs(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_N)
+    col_ok = cols < N
+    w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+    dw_acc = tl.zeros((ROWS, BLOCK_N), dtype=tl.float32)
+    db_acc = tl.zeros((ROWS, BLOCK_N), dtype=tl.float32)
+    for i in tl.range(0, tl.cdiv(tl.cdiv(M, ROWS) - pid, nprog)):
+        rows = (pid + i * nprog) * ROWS + tl.arange(0, ROWS)
+        row_ok = rows < M
+        mask = row_ok[:, None] & col_ok[None, :]
+        x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        dy = tl.load(dy_ptr + rows[:, None] * stride_dy + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        mean = tl.load(mean_ptr + rows, mask=row_ok, other=0.0)
+        rstd = tl.load(rstd_ptr + rows, mask=row_ok, other=0.0)
+        xhat = tl.where(mask, (x - mean[:, None]) * rstd[:, None], 0.0)
+        wdy = w[None, :] * dy
+        c1 = tl.sum(xhat * wdy, axis=1) / N
+        c2 = tl.sum(wdy, axis=1) / N
+        dx = (wdy - (xhat * c1[:, None] + c2[:, None])) * rstd[:, None]
+        tl.store(dx_ptr + rows[:, None] * stride_dx + cols[None, :], dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        dw_acc += dy * xhat  # masked lanes hold dy = 0 and xhat = 0
+        db_acc += dy
+    # One partial row per program (every program owns at least one row tile: P <= number of tiles).
+    tl.store(dw_part_ptr + pid * N + cols, tl.sum(dw_acc, axis=0), mask=col_ok)
+    tl.store(db_part_ptr + pid * N + cols, tl.sum(db_acc, axis=0), mask=col_ok)
+
+
+@triton.jit
+def sum_partials_kernel(dw_part_ptr, db_part_ptr, dw_ptr, db_ptr, n_part, N, BLOCK_P: tl.constexpr,
+                        BLOCK_C: tl.constexpr):
+    # Column block per program; the P partial rows are summed in a fixed order (deterministic).
+    cols = tl.program_id(0).to(tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
+    col_ok = cols < N
+    dw = tl.zeros((BLOCK_C,), dtype=tl.float32)
+    db = tl.zeros((BLOCK_C,), dtype=tl.float32)
+    for p0 in range(0, n_part, BLOCK_P):
+        parts = p0 + tl.arange(0, BLOCK_P)
+        mask = (parts[:, None] < n_part) & col_ok[None, :]
+        offs = parts[:, None].to(tl.int64) * N + cols[None, :]
+        dw += tl.sum(tl.load(dw_part_ptr + offs, mask=mask, other=0.0), axis=0)
+        db += tl.sum(tl.load(db_part_ptr + offs, mask=mask, other=0.0), axis=0)
+    tl.store(dw_ptr + cols, dw.to(dw_ptr.dtype.element_ty), mask=col_ok)
+    tl.store(db_ptr + cols, db.to(db_ptr.dtype.element_ty), mask=col_ok)
+
+
+def _sm_count(device: torch.device) -> int:
+    """SM count on a GPU; 1 under the interpreter (the grids below then have 2 programs, so loops loop)."""
+    if device.type != "cuda":
+        return 1
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    if idx not in _SM_COUNT:
+        _SM_COUNT[idx] = torch.cuda.get_device_properties(idx).multi_processor_count
+    return _SM_COUNT[idx]
+
+
+def _rows(t: torch.Tensor, N: int) -> torch.Tensor:
+    t2 = t.reshape(-1, N)
+    return t2 if t2.stride(-1) == 1 else t2.contiguous()
+
+
+class LayerNormFunction(torch.autograd.Function):
+    """LayerNorm whose forward and backward are Triton kernels."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        N = x.shape[-1]
+        x2 = _rows(x, N)
+        weight, bias = weight.contiguous(), bias.contiguous()
+        M = x2.shape[0]
+        block_n = triton.next_power_of_2(N)
+        if block_n > 16384:
+            raise ValueError(f"this layer norm keeps a row in registers; N = {N} is over 16384")
+        y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+        mean = torch.empty((M,), dtype=torch.float32, device=x.device)
+        rstd = torch.empty((M,), dtype=torch.float32, device=x.device)
+        if x2.numel():
+            sms = _sm_count(x.device)
+            cap = 2 if INTERPRET else None
+            grid = lambda meta: (min(triton.cdiv(M, meta["ROWS"]), cap or sms * meta["PPS"]),)
+            layer_norm_fwd_kernel[grid](x2, y, weight, bias, mean, rstd, M, N, x2.stride(0), y.stride(0), EPS,
+                                        BLOCK_N=block_n)
+        ctx.save_for_backward(x2, weight, mean, rstd)
+        ctx.x_shape, ctx.block_n = x.shape, block_n
+        return y.view(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy: torch.Tensor):
+        x2, weight, mean, rstd = ctx.saved_tensors
+        M, N = x2.shape
+        block_n = ctx.block_n
+        dy2 = _rows(dy, N)
+        dx = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
+        dw = torch.empty((N,), dtype=weight.dtype, device=weight.device)
+        db = torch.empty((N,), dtype=weight.dtype, device=weight.device)
+        rows = max(1, min(16, 4096 // block_n))  # several short rows per step (the fp32 tile stays <= 4096)
+        n_part = max(1, min(triton.cdiv(M, rows), 2 * _sm_count(x2.device)))
+        dw_part = torch.empty((n_part, N), dtype=torch.float32, device=x2.device)
+        db_part = torch.empty((n_part, N), dtype=torch.float32, device=x2.device)
+        if M == 0:
+            dw_part.zero_()
+            db_part.zero_()
+        else:
+            layer_norm_bwd_kernel[(n_part,)](dx, dy2, x2, weight, mean, rstd, dw_part, db_part, M, N,
+                                             x2.stride(0), dy2.stride(0), dx.stride(0), BLOCK_N=block_n, ROWS=rows)
+        BLOCK_C = min(256, triton.next_power_of_2(N))
+        sum_partials_kernel[(triton.cdiv(N, BLOCK_C),)](dw_part, db_part, dw, db, n_part, N, BLOCK_P=16,
+                                                        BLOCK_C=BLOCK_C)
+        return dx.view(ctx.x_shape), dw, db
+
+
+def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """LayerNorm over the last dim (eps = 1e-5), differentiable in x, weight and bias."""
+    return LayerNormFunction.apply(x, weight, bias)

@@ -1,0 +1,75 @@
+"""run_validation on a labelled corpus of correct kernels, deliberately buggy ones and reward-hacking cheats.
+
+tests/validation_corpus/<task>/reference.py is a small task; every other .py next to it is a candidate,
+labelled in tests/validation_corpus/labels.json (semantics in tests/validation_corpus/harness.py).
+Every buggy candidate must fail with the expected check, every correct one must pass. Under Triton's
+CPU interpreter the GPU-only entries (a race between programs, a side stream) are skipped with their
+reason; on a CUDA machine they run too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import HAS_CUDA
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("validation_corpus_harness", ROOT / "tests/validation_corpus/harness.py")
+harness = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = harness
+_spec.loader.exec_module(harness)
+
+LABELS = harness.load_labels()
+TRIALS = 1  # the stale-result check runs on trial 0; more trials only repeat the cases
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    """Lazily validated corpus entries, one warm worker of our own (cheats leave threads behind)."""
+    from pytorch_to_triton.service import Service
+
+    svc = Service(ROOT)
+    results: dict[str, object] = {}
+
+    def get(key: str):
+        if key not in results:
+            results[key] = harness.run_one(svc, key, LABELS[key], has_cuda=HAS_CUDA, trials=TRIALS)
+        return results[key]
+
+    yield get
+    svc.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", list(LABELS), ids=list(LABELS))
+def test_corpus_entry(corpus, key: str) -> None:
+    out = corpus(key)
+    if not out.ran:
+        pytest.skip(out.skip_reason)
+    assert out.good, out.explain()
+
+
+@pytest.mark.slow
+def test_corpus_catch_rate_and_false_failures(corpus) -> None:
+    outcomes = [corpus(key) for key in LABELS]
+    s = harness.score(outcomes)
+    assert s["buggy_total"] >= 20 and s["correct_total"] >= 8
+    assert s["catch_rate"] == 1.0, f"missed {s['missed']}, failed with another check {s['failed_with_other_check']}"
+    assert s["false_failure_rate"] == 0.0, f"false failures: {s['false_failures']}"
+    if not HAS_CUDA:
+        assert set(s["skipped"]) == {k for k, lab in LABELS.items() if lab.get("gpu_only")}
+
+
+def test_labels_cover_every_candidate() -> None:
+    files = {str(p.relative_to(harness.CORPUS)) for p in harness.CORPUS.glob("*/*.py") if p.name != "reference.py"}
+    assert files == set(LABELS), files ^ set(LABELS)
+    for key, lab in LABELS.items():
+        assert lab["expect"] in ("pass", "fail"), key
+        if lab["expect"] == "fail":
+            assert lab.get("checks") or lab.get("checks_any"), key
+            assert lab.get("bug"), key
+        if lab.get("gpu_only"):
+            assert lab.get("reason"), key
