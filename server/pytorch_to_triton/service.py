@@ -286,7 +286,7 @@ class Service:
         cancel: threading.Event | None = None,
     ) -> AuditResult:
         """Five-category review of a Triton file: static AST analysis, plus compiled facts on a GPU."""
-        from .audit import audit_source, merge_compiled, render_markdown
+        from .audit import Finding, audit_source, merge_compiled, render_markdown
 
         src_path = self.source(path, code, "path" if code is None else "code")
         source = self.ws.read_source(src_path)
@@ -304,7 +304,8 @@ class Service:
                 if res.get("skipped"):
                     report.not_checked.append(res["skipped"])
                 for k in compiled:
-                    report = merge_compiled(report, k.get("facts", {}), [])
+                    found = [Finding.model_validate({**f, "file": report.file}) for f in k.get("findings", [])]
+                    report = merge_compiled(report, k.get("facts", {}), found)
             except WorkerError as e:
                 if e.kind == "cancelled":
                     raise
