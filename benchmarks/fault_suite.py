@@ -208,7 +208,7 @@ def entries() -> list[Entry]:
               exp("pass"), _candidate("flood")),
         Entry("recursion_error", "fault", "unbounded Python recursion", exp("exception"), _candidate("recursion")),
         Entry("c_stack_overflow", "fault", "setrecursionlimit(10**7) + json.dumps of a 10**6-deep list",
-              exp("crashed", "memory_limit"), _candidate("stack_overflow", "long")),
+              exp("crashed", "memory_limit", "exception"), _candidate("stack_overflow", "long")),
         Entry("kernel_oob_load", "cuda", "kernel load 2**40 elements past the input (illegal address)",
               exp("crashed", cuda=("exception", "crashed")), _candidate("cuda_illegal")),
         Entry("device_assert", "cuda", "tl.device_assert that always fires (debug=True)",

@@ -21,7 +21,8 @@ class _Skip(Exception):
     pass
 
 
-def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, validate: bool = True) -> None:
+def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, validate: bool = True,
+         cuda_graph: bool = False) -> None:
     svc = Service(ROOT)
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "examples": {}}
     try:
@@ -52,7 +53,8 @@ def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, val
             entry["validation_s"] = round(time.perf_counter() - t0, 1)
             if bench:
                 try:
-                    b = svc.benchmark(reference=ref, candidates=stages, repeats=repeats, timeout_s=500)
+                    b = svc.benchmark(reference=ref, candidates=stages, repeats=repeats, timeout_s=500,
+                                      cuda_graph=cuda_graph)
                     entry["benchmark"] = {"summary": b.summary, "verdict": b.verdict, "environment": b.environment,
                                           "peaks": b.peaks, "timings": [t.model_dump(mode="json", exclude={"autotune"})
                                                                         for t in b.timings],
@@ -76,6 +78,7 @@ if __name__ == "__main__":
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--no-validate", action="store_true", help="benchmark only (it re-validates on its inputs)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cuda-graph", action="store_true", help="time inside CUDA graphs (no host gaps)")
     ap.add_argument("--out")
     a = ap.parse_args()
-    main(a.only.split(",") if a.only else None, not a.no_bench, a.out, a.repeats, not a.no_validate)
+    main(a.only.split(",") if a.only else None, not a.no_bench, a.out, a.repeats, not a.no_validate, a.cuda_graph)

@@ -1,39 +1,181 @@
-"""audit_kernel's static analysis on a labelled corpus of planted problems and on clean kernels."""
+"""audit_kernel's static analysis on a labelled corpus of planted problems and on clean kernels.
+
+tests/audit_corpus/README.md describes the corpus. Targets: >= 90 % of the planted problems found with the
+right check, category and line (+-1); at most one false P0 over the whole clean corpus.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from functools import cache
 from pathlib import Path
 
 import pytest
 
-from pytorch_to_triton.audit import audit_source, render_markdown
+from pytorch_to_triton.audit import (
+    CHECKS,
+    COMPILED,
+    AuditReport,
+    Finding,
+    audit_source,
+    merge_compiled,
+    render_markdown,
+)
+from pytorch_to_triton.audit.analyze import FAILED
+from pytorch_to_triton.audit.render import SECTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).parent / "audit_corpus"
-CLEAN = sorted(ROOT.glob("examples/*/stage3.py")) + [ROOT / "tests/tasks/add_stage1.py",
-                                                      ROOT / "benchmarks/tasks/softmax_row.py"]
+PLANTED = sorted((CORPUS / "planted").glob("*.py"))
+NEAR_MISS = sorted((CORPUS / "clean").glob("*.py"))
+CLEAN = NEAR_MISS + sorted(
+    [p for p in ROOT.glob("examples/*/*.py") if p.name in ("stage1.py", "stage2.py", "stage3.py", "reference.py")]
+    + list(ROOT.glob("tests/tasks/*.py")) + list(ROOT.glob("benchmarks/tasks/*.py")))
+GUIDE = ROOT / "references" / "audit-guide.md"
 
 
-def test_planted_problems_found_with_category_and_line() -> None:
-    labels = json.loads((CORPUS / "labels.json").read_text())
-    rep = audit_source((CORPUS / "planted.py").read_text(), "planted.py")
-    found = {(f.id, f.category, f.line) for f in rep.findings}
-    hits = [lab for lab in labels if any((lab["check"], lab["category"]) == (c, cat) and abs(line - lab["line"]) <= 1
-                                         for c, cat, line in found)]
-    missed = [lab for lab in labels if lab not in hits]
-    assert len(hits) / len(labels) >= 0.9, f"missed {missed}"
+@cache
+def _audit(path: Path) -> AuditReport:
+    return audit_source(path.read_text(), str(path.relative_to(ROOT)))
 
 
-@pytest.mark.parametrize("path", CLEAN, ids=lambda p: str(p.relative_to(ROOT)))
-def test_clean_kernels_have_no_p0(path: Path) -> None:
-    rep = audit_source(path.read_text(), str(path))
-    assert rep.counts["P0"] == 0, [(f.id, f.line, f.evidence) for f in rep.findings if f.severity == "P0"]
+def _labels() -> list[dict]:
+    return json.loads((CORPUS / "labels.json").read_text())
 
 
-def test_report_markdown_and_syntax_error() -> None:
-    rep = audit_source((CORPUS / "planted.py").read_text(), "planted.py")
+def _markers() -> list[dict]:
+    out = []
+    for p in PLANTED:
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            m = re.search(r"# planted: ([\w, ]+)$", line)
+            for check in (m.group(1).split(",") if m else []):
+                out.append({"file": f"planted/{p.name}", "check": check.strip(), "line": i})
+    return out
+
+
+def test_labels_match_the_markers_in_the_files() -> None:
+    labels = _labels()
+    assert len(labels) >= 45
+    assert sorted((x["file"], x["check"], x["line"]) for x in labels) == \
+        sorted((x["file"], x["check"], x["line"]) for x in _markers())
+    for lab in labels:
+        assert lab["category"] == CHECKS[lab["check"]].category, lab
+
+
+def test_every_check_has_a_planted_problem() -> None:
+    planted = {lab["check"] for lab in _labels()}
+    assert set(CHECKS) - {"syntax_error"} <= planted, set(CHECKS) - planted
+
+
+def test_planted_problems_found_with_check_category_and_line() -> None:
+    labels = _labels()
+    missed = []
+    for lab in labels:
+        rep = _audit(CORPUS / lab["file"])
+        if not any(f.id == lab["check"] and f.category == lab["category"] and abs(f.line - lab["line"]) <= 1
+                   for f in rep.findings):
+            missed.append(lab)
+    assert (len(labels) - len(missed)) / len(labels) >= 0.9, f"missed {len(missed)}/{len(labels)}: {missed}"
+
+
+def _known(path: Path, f: Finding) -> bool:
+    rel = str(path.relative_to(ROOT))
+    return any(k["file"] == rel and k["check"] == f.id and k["evidence"] in f.evidence
+               for k in json.loads((CORPUS / "known_issues.json").read_text()))
+
+
+def test_clean_corpus_has_at_most_one_false_p0() -> None:
+    assert len(CLEAN) >= 40
+    false_p0 = [(str(p.relative_to(ROOT)), f.id, f.line, f.evidence) for p in CLEAN for f in _audit(p).findings
+                if f.severity == "P0" and not _known(p, f)]
+    assert len(false_p0) <= 1, false_p0
+
+
+@pytest.mark.parametrize("path", NEAR_MISS, ids=lambda p: p.name)
+def test_near_misses_have_no_p0_or_p1(path: Path) -> None:
+    rep = _audit(path)
+    assert rep.kernels, "a near-miss file must hold a kernel"
+    assert rep.counts["P0"] == rep.counts["P1"] == 0, [(f.id, f.line, f.evidence) for f in rep.findings
+                                                       if f.severity != "P2"]
+
+
+def test_every_finding_has_why_fix_and_snippet() -> None:
+    n = 0
+    for path in PLANTED + CLEAN:
+        for f in _audit(path).findings:
+            n += 1
+            check = CHECKS[f.id]
+            assert (f.category, f.severity) == (check.category, check.severity), f
+            assert f.line > 0 and f.evidence and f.why and f.fix and f.snippet.strip(), f
+    assert n >= 60
+
+
+def test_no_check_failed_on_the_corpus() -> None:
+    for path in PLANTED + CLEAN:
+        assert not [n for n in _audit(path).not_checked if n.startswith(FAILED)], path
+
+
+def test_markdown_follows_the_template() -> None:
+    rep = _audit(CORPUS / "planted" / "p07_matmul_fp16_acc.py")
     md = render_markdown(rep)
-    assert md.startswith("# Audit: planted.py") and "| P0 |" in md and "Fix:" in md
+    lines = md.splitlines()
+    assert lines[0] == f"# Audit: {rep.file}"
+    assert lines[2].startswith("**Verdict:**") and f"P0 {rep.counts['P0']}" in lines[2]
+    positions = [md.index(s + "\n") for s in SECTIONS]
+    assert positions == sorted(positions), "sections out of order"
+    table = [ln for ln in lines if re.match(r"\| \d+ \| P[012] \|", ln)]
+    assert len(table) == len(rep.findings)
+    severities = [ln.split("|")[2].strip() for ln in table]
+    assert severities == sorted(severities), "findings table not sorted by priority"
+    fixes = md[md.index("## Fixes"):md.index("## What was checked")]
+    for i, f in enumerate(rep.findings, 1):
+        section = fixes.split(f"### {i}. {f.id} ")[1].split("### ")[0]
+        assert "Why:" in section and f"Fix: {f.fix}" in section and f"```python\n{f.snippet}\n```" in section
+    checked = md[md.index("## What was checked"):md.index("## Not checked")]
+    assert all(f"`{c}`" in checked for c in rep.checked)
+    assert md[md.index("## Not checked"):].count("\n- ") == len(rep.not_checked) >= 1
+    clean = render_markdown(_audit(NEAR_MISS[0]))
+    assert "No findings." in clean or "| P2 |" in clean
+
+
+def _guide_headings() -> dict[str, tuple[str, str]]:
+    return {m.group(1): (m.group(2), m.group(3))
+            for m in re.finditer(r"^### (\w+) \((\w+), (P[012])\)$", GUIDE.read_text(), re.M)}
+
+
+def test_guide_documents_exactly_the_checks_in_the_code() -> None:
+    headings = _guide_headings()
+    expected = {c.id: (c.category, c.severity) for c in list(CHECKS.values()) + list(COMPILED.values())}
+    assert headings == expected
+    text = GUIDE.read_text()
+    for cid in expected:  # a bad and a good snippet under each heading
+        body = text.split(f"### {cid} (")[1].split("\n### ")[0].split("\n## ")[0]
+        assert "# bad" in body and "# good" in body, cid
+    template = text[text.index("## Report template"):]
+    assert all(s.lstrip("# ") in template for s in SECTIONS)
+
+
+def test_compiled_findings_are_in_the_catalog_and_get_a_snippet() -> None:
+    from pytorch_to_triton.worker.compiled import compiled_facts, findings_from_compiled
+
+    h200 = {"sm_count": 132, "regs_per_sm": 65536, "max_threads_per_sm": 2048, "smem_per_sm": 233472,
+            "capability": "9.0"}
+    ptx = "\n".join(f"    @%p{i} ld.global.b32 {{ %r{i} }}, [ %rd{i} + 0 ];" for i in range(6)) + \
+        "\n    mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1}, {%r1}, {%r2}, {%f1};"
+    facts = compiled_facts("k", {"ptx": ptx}, {"n_regs": 255, "n_spills": 12, "num_warps": 16, "shared": 0}, h200)
+    found = [Finding.model_validate({**f, "file": "k.py"}) for f in findings_from_compiled(facts)]
+    assert {f.id for f in found} <= set(COMPILED) and found
+    rep = merge_compiled(AuditReport(file="k.py"), facts, found)
+    assert all(f.snippet for f in rep.findings) and rep.counts["P1"] == len(found)
+
+
+def test_syntax_error_is_a_finding() -> None:
     bad = audit_source("def f(:\n  pass\n", "bad.py")
-    assert bad.findings[0].id == "syntax_error" and bad.findings[0].line == 1
+    assert [f.id for f in bad.findings] == ["syntax_error"] and bad.findings[0].line == 1
+    assert bad.findings[0].snippet and bad.counts["P0"] == 1
+
+
+def test_file_without_kernels_says_so() -> None:
+    rep = audit_source("import torch\n\ndef f(x):\n    return torch.softmax(x, -1)\n", "ref.py")
+    assert rep.findings == [] and any("no @triton.jit" in n for n in rep.not_checked)

@@ -76,6 +76,7 @@ def _check(logits: torch.Tensor, target: torch.Tensor) -> None:
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy with ignore_index=-100, in the dtype of the logits."""
     _check(logits, target)
+    target = target.contiguous()  # the kernels index target[row] without a stride
     N, V = logits.shape
     loss = torch.empty((N,), device=logits.device, dtype=torch.float32)
     out = torch.empty((), device=logits.device, dtype=logits.dtype)

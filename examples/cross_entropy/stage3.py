@@ -179,4 +179,5 @@ def _check(logits: torch.Tensor, target: torch.Tensor) -> None:
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy with ignore_index=-100; differentiable in the logits through the fused kernel."""
     _check(logits, target)
+    target = target.contiguous()  # the kernels index target[row] without a stride
     return CrossEntropyFunction.apply(logits, target)

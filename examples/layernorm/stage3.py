@@ -19,8 +19,10 @@ import triton.language as tl
 
 EPS = 1e-5
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
-# PPS: programs per SM for the persistent forward grid (an SM holds 64 warps).
-FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": 64 // w}, num_warps=w) for r in (1, 2, 4, 8, 16) for w in (4, 8, 16)]
+# PPS: programs per SM for the persistent forward grid (an SM holds 64 warps); PPS = 0 is the plain grid of one
+# program per row tile, which autotuning keeps where the persistent loop does not pay (long rows, many tiles).
+FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": pps}, num_warps=w)
+               for r in (1, 2, 4, 8, 16) for w in (4, 8, 16) for pps in (64 // w, 0)]
 _BWD = [triton.Config({}, num_warps=w) for w in (4, 8, 16)]
 BWD_CONFIGS = _BWD[:1] if INTERPRET else _BWD
 _SM_COUNT: dict[int, int] = {}
@@ -33,9 +35,26 @@ def _prune_fwd(configs, named_args, **kwargs):
     if not ok:
         rows, warps = (16, 4) if block_n <= 256 else (1, 16)
         ok = [c for c in configs if c.kwargs["ROWS"] == rows and c.num_warps == warps]
-    if INTERPRET:  # no timing on the CPU: the tile with the most rows, so the multi-row code runs
-        return [max(ok, key=lambda c: (c.kwargs["ROWS"], -c.num_warps))]
+    if INTERPRET:  # no timing on the CPU: the persistent tile with the most rows, so the loops really loop
+        return [max(ok, key=lambda c: (c.kwargs["PPS"] > 0, c.kwargs["ROWS"], -c.num_warps))]
     return ok
+
+
+@triton.jit
+def _fwd_tile(x_ptr, y_ptr, mean_ptr, rstd_ptr, w, b, tile, M, N, stride_x, stride_y, eps,
+              BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+    cols = tl.arange(0, BLOCK_N)
+    rows = tile * ROWS + tl.arange(0, ROWS)  # int64
+    row_ok = rows < M
+    mask = row_ok[:, None] & (cols < N)[None, :]
+    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=1) / N
+    xc = tl.where(mask, x - mean[:, None], 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / N + eps)
+    y = xc * rstd[:, None] * w[None, :] + b[None, :]
+    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(mean_ptr + rows, mean, mask=row_ok)
+    tl.store(rstd_ptr + rows, rstd, mask=row_ok)
 
 
 @triton.autotune(configs=FWD_CONFIGS, key=["N", "BLOCK_N"], prune_configs_by={"early_config_prune": _prune_fwd})
@@ -49,18 +68,12 @@ def layer_norm_fwd_kernel(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, M, N, 
     # weight and bias: loaded once per program, reused for every row it normalizes.
     w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
     b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
-    for i in tl.range(0, tl.cdiv(tl.cdiv(M, ROWS) - pid, nprog)):  # row tiles pid, pid + nprog, ...
-        rows = (pid + i * nprog) * ROWS + tl.arange(0, ROWS)  # int64
-        row_ok = rows < M
-        mask = row_ok[:, None] & col_ok[None, :]
-        x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        mean = tl.sum(x, axis=1) / N
-        xc = tl.where(mask, x - mean[:, None], 0.0)
-        rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / N + eps)
-        y = xc * rstd[:, None] * w[None, :] + b[None, :]
-        tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-        tl.store(mean_ptr + rows, mean, mask=row_ok)
-        tl.store(rstd_ptr + rows, rstd, mask=row_ok)
+    if PPS == 0:  # plain grid: one row tile per program
+        _fwd_tile(x_ptr, y_ptr, mean_ptr, rstd_ptr, w, b, pid, M, N, stride_x, stride_y, eps, BLOCK_N, ROWS)
+    else:
+        for i in tl.range(0, tl.cdiv(tl.cdiv(M, ROWS) - pid, nprog)):  # row tiles pid, pid + nprog, ...
+            _fwd_tile(x_ptr, y_ptr, mean_ptr, rstd_ptr, w, b, pid + i * nprog, M, N, stride_x, stride_y, eps,
+                      BLOCK_N, ROWS)
 
 
 @triton.autotune(configs=BWD_CONFIGS, key=["N", "BLOCK_N", "ROWS"])
@@ -146,7 +159,8 @@ class LayerNormFunction(torch.autograd.Function):
         if x2.numel():
             sms = _sm_count(x.device)
             cap = 2 if INTERPRET else None
-            grid = lambda meta: (min(triton.cdiv(M, meta["ROWS"]), cap or sms * meta["PPS"]),)
+            tiles = lambda meta: triton.cdiv(M, meta["ROWS"])
+            grid = lambda meta: (tiles(meta) if meta["PPS"] == 0 else min(tiles(meta), cap or sms * meta["PPS"]),)
             layer_norm_fwd_kernel[grid](x2, y, weight, bias, mean, rstd, M, N, x2.stride(0), y.stride(0), EPS,
                                         BLOCK_N=block_n)
         ctx.save_for_backward(x2, weight, mean, rstd)

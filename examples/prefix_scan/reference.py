@@ -18,10 +18,17 @@ SHAPES = {
 BENCH_SHAPES = {"4096x16384": (4096, 16384), "16x1M": (16, 1 << 20)}  # many rows; a few very long rows
 # float32 first: the benchmark times DTYPES[0] by default. int32 checks the scan exactly (no rounding).
 DTYPES = ["float32", "int32"]
-# float32 atol 3e-4 (default 1e-4): a serial or blocked fp32 prefix sum over a few thousand N(0, 1) terms carries an
-# absolute error that grows with the running sum (~sqrt(n) * 2**-24 per step); where the running sum crosses
-# zero the relative test gives no slack. rtol stays at float32's 1e-4.
-TOLERANCES = {"float32": (1e-4, 3e-4)}
+# float32: rtol 1e-4, atol 3e-4 * sqrt(N / 1024) (default 1e-4). A blocked fp32 prefix sum of N(0, 1) terms carries an
+# absolute error that grows with the running sum: each carry added across ~N / 1024 chunks rounds at the scale of
+# |running sum| ~ sqrt(N), so the error walks like sqrt(N / 1024) ulps of it. Where the running sum crosses zero the
+# relative test gives no slack, hence an atol that grows with the row length (3e-4 up to N = 1024, 1.2e-3 at 16384,
+# 9.6e-3 at 2**20). A serial (stage 1) fp32 sum errs by ~sqrt(N) ulps and fails the long benchmark rows: by design.
+def _float32_tolerance(case):
+    n = case.shape[-1] if case is not None and case.shape else 1
+    return 1e-4, 3e-4 * max(1.0, (n / 1024) ** 0.5)
+
+
+TOLERANCES = {"float32": _float32_tolerance}
 
 
 def make_inputs(case):

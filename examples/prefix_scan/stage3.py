@@ -1,6 +1,6 @@
 """Stage 3: chunked scan with a running carry, and reduce-then-scan across programs for a few long rows.
 
-- Carry: a row is scanned BLOCK_N elements at a time: y = cumsum(chunk) + carry, then carry += sum(chunk).
+- Carry: a row is scanned BLOCK_N elements at a time: y = cumsum(chunk) + carry, then carry = y[:, -1].
   The register footprint is one chunk whatever N is (stage 2 holds the whole row and stops at 16384), and
   each element is read and written once. Short rows go ROWS at a time in a [ROWS, BLOCK_N] tile.
 - Reduce-then-scan: with fewer row tiles than 4 programs per SM (16 rows of 1M elements would use 16 of 132
@@ -78,7 +78,10 @@ def scan_with_carry_kernel(x_ptr, out_ptr, part_ptr, M, N, seg_len, stride_xr, s
         x = tl.load(x_rows + c[None, :] * stride_xc, mask=mask, other=0).to(ACC)
         y = tl.cumsum(x, axis=1) + carry[:, None]
         tl.store(o_rows + c[None, :], y.to(out_ptr.dtype.element_ty), mask=mask)
-        carry += tl.sum(x, axis=1)  # the running carry into the next chunk
+        # The carry into the next chunk is the chunk's last column of y (masked lanes add 0). Picked out with a
+        # masked sum rather than `carry += tl.sum(x)`: Triton 3.6's OptimizeThreadLocality pass asserts on a float
+        # reduction accumulated across a loop that also holds a scan (measured on the H200, 2026-12-03).
+        carry = tl.sum(tl.where(cols[None, :] == BLOCK_N - 1, y, 0), axis=1)
 
 
 def _sm_count(device: torch.device) -> int:

@@ -18,8 +18,10 @@ import triton.language as tl
 
 EPS = 1e-6
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
-# PPS: programs per SM for the persistent forward grid (an SM holds 64 warps).
-FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": 64 // w}, num_warps=w) for r in (1, 2, 4, 8, 16) for w in (4, 8, 16)]
+# PPS: programs per SM for the persistent forward grid (an SM holds 64 warps); PPS = 0 is the plain grid of one
+# program per row tile, which autotuning keeps where the persistent loop does not pay (long rows, many tiles).
+FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": pps}, num_warps=w)
+               for r in (1, 2, 4, 8, 16) for w in (4, 8, 16) for pps in (64 // w, 0)]
 _BWD = [triton.Config({}, num_warps=w) for w in (4, 8, 16)]
 BWD_CONFIGS = _BWD[:1] if INTERPRET else _BWD
 _SM_COUNT: dict[int, int] = {}
@@ -32,9 +34,23 @@ def _prune_fwd(configs, named_args, **kwargs):
     if not ok:
         rows, warps = (16, 4) if block_n <= 256 else (1, 16)
         ok = [c for c in configs if c.kwargs["ROWS"] == rows and c.num_warps == warps]
-    if INTERPRET:  # no timing on the CPU: the tile with the most rows, so the multi-row code runs
-        return [max(ok, key=lambda c: (c.kwargs["ROWS"], -c.num_warps))]
+    if INTERPRET:  # no timing on the CPU: the persistent tile with the most rows, so the loops really loop
+        return [max(ok, key=lambda c: (c.kwargs["PPS"] > 0, c.kwargs["ROWS"], -c.num_warps))]
     return ok
+
+
+@triton.jit
+def _fwd_tile(x_ptr, y_ptr, rstd_ptr, w, tile, M, N, stride_x, stride_y, eps, BLOCK_N: tl.constexpr,
+              ROWS: tl.constexpr):
+    cols = tl.arange(0, BLOCK_N)
+    rows = tile * ROWS + tl.arange(0, ROWS)  # int64
+    row_ok = rows < M
+    mask = row_ok[:, None] & (cols < N)[None, :]
+    x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
+    y = x * rstd[:, None] * w[None, :]
+    tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(rstd_ptr + rows, rstd, mask=row_ok)
 
 
 @triton.autotune(configs=FWD_CONFIGS, key=["N", "BLOCK_N"], prune_configs_by={"early_config_prune": _prune_fwd})
@@ -46,15 +62,11 @@ def rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, M, N, stride_x, stride_y,
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < N
     w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
-    for i in tl.range(0, tl.cdiv(tl.cdiv(M, ROWS) - pid, nprog)):  # row tiles pid, pid + nprog, ...
-        rows = (pid + i * nprog) * ROWS + tl.arange(0, ROWS)  # int64
-        row_ok = rows < M
-        mask = row_ok[:, None] & col_ok[None, :]
-        x = tl.load(x_ptr + rows[:, None] * stride_x + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
-        y = x * rstd[:, None] * w[None, :]
-        tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-        tl.store(rstd_ptr + rows, rstd, mask=row_ok)
+    if PPS == 0:  # plain grid: one row tile per program
+        _fwd_tile(x_ptr, y_ptr, rstd_ptr, w, pid, M, N, stride_x, stride_y, eps, BLOCK_N, ROWS)
+    else:
+        for i in tl.range(0, tl.cdiv(tl.cdiv(M, ROWS) - pid, nprog)):  # row tiles pid, pid + nprog, ...
+            _fwd_tile(x_ptr, y_ptr, rstd_ptr, w, pid + i * nprog, M, N, stride_x, stride_y, eps, BLOCK_N, ROWS)
 
 
 @triton.autotune(configs=BWD_CONFIGS, key=["N", "BLOCK_N", "ROWS"])
@@ -113,28 +125,35 @@ def _rows(t: torch.Tensor, N: int) -> torch.Tensor:
     return t2 if t2.stride(-1) == 1 else t2.contiguous()
 
 
+def _forward(x: torch.Tensor, weight: torch.Tensor):
+    """Launch the forward kernel: y (x's shape), plus what backward keeps (x as rows, weight, 1/rms per row)."""
+    N = x.shape[-1]
+    x2 = _rows(x, N)
+    weight = weight.contiguous()
+    M = x2.shape[0]
+    block_n = triton.next_power_of_2(N)
+    if block_n > 16384:
+        raise ValueError(f"this RMSNorm keeps a row in registers; N = {N} is over 16384")
+    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    rstd = torch.empty((M,), dtype=torch.float32, device=x.device)
+    if x2.numel():
+        sms = _sm_count(x.device)
+        cap = 2 if INTERPRET else None
+        tiles = lambda meta: triton.cdiv(M, meta["ROWS"])
+        grid = lambda meta: (tiles(meta) if meta["PPS"] == 0 else min(tiles(meta), cap or sms * meta["PPS"]),)
+        rms_norm_fwd_kernel[grid](x2, weight, y, rstd, M, N, x2.stride(0), y.stride(0), EPS, BLOCK_N=block_n)
+    return y.view(x.shape), x2, weight, rstd, block_n
+
+
 class RMSNormFunction(torch.autograd.Function):
     """RMSNorm whose forward and backward are Triton kernels."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        N = x.shape[-1]
-        x2 = _rows(x, N)
-        weight = weight.contiguous()
-        M = x2.shape[0]
-        block_n = triton.next_power_of_2(N)
-        if block_n > 16384:
-            raise ValueError(f"this RMSNorm keeps a row in registers; N = {N} is over 16384")
-        y = torch.empty((M, N), dtype=x.dtype, device=x.device)
-        rstd = torch.empty((M,), dtype=torch.float32, device=x.device)
-        if x2.numel():
-            sms = _sm_count(x.device)
-            cap = 2 if INTERPRET else None
-            grid = lambda meta: (min(triton.cdiv(M, meta["ROWS"]), cap or sms * meta["PPS"]),)
-            rms_norm_fwd_kernel[grid](x2, weight, y, rstd, M, N, x2.stride(0), y.stride(0), EPS, BLOCK_N=block_n)
+        y, x2, weight, rstd, block_n = _forward(x, weight)
         ctx.save_for_backward(x2, weight, rstd)
         ctx.x_shape, ctx.block_n = x.shape, block_n
-        return y.view(x.shape)
+        return y
 
     @staticmethod
     def backward(ctx, dy: torch.Tensor):
@@ -159,4 +178,6 @@ class RMSNormFunction(torch.autograd.Function):
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """RMSNorm over the last dim (eps = 1e-6), differentiable in x and weight."""
-    return RMSNormFunction.apply(x, weight)
+    if torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad):
+        return RMSNormFunction.apply(x, weight)
+    return _forward(x, weight)[0]  # inference: no autograd node, no saved tensors (less host time per call)

@@ -102,6 +102,7 @@ class Timing(_Open):
     spread_pct: float | None = None
     repeats_ms: list[float] = []
     first_call_ms: float | None = None
+    host_ms_per_call: float | None = None  # CPU time to issue one call; near median_ms means host-bound
     gbps: float | None = None
     tflops: float | None = None
     pct_peak_bw: float | None = None

@@ -46,6 +46,9 @@ class Limits:
     memory_bytes: int = 0  # host RSS limit; 0 = 60% of RAM
     max_processes: int = MAX_WORKER_PROCESSES
     cpu_address_space: bool = True  # RLIMIT_AS on CPU-only workers (CUDA needs a huge address space)
+    # A warm standby worker (torch and Triton already imported) per slot, started once the first worker has
+    # answered, so that a crash, timeout or poisoned CUDA context costs a CUDA init, not a cold start.
+    spare: bool = field(default_factory=lambda: os.environ.get("P2T_SPARE_WORKER", "1") != "0")
 
 
 def _total_ram() -> int:
@@ -181,6 +184,37 @@ def _rss_bytes(pid: int) -> int:
 
 
 @dataclass
+class _Spawned:
+    """One worker process and the server's ends of its pipes."""
+
+    proc: subprocess.Popen
+    to_worker: int
+    from_worker: int
+    tail: StderrTail
+    mem_limit: int
+
+
+def _reap(sp: _Spawned, wait_s: float = 10.0) -> None:
+    """Kill a worker's family, wait for it (bounded), close its pipes."""
+    _kill_family(sp.proc.pid, worker_alive=sp.proc.poll() is None)
+    try:
+        sp.proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        pass
+    for fd in (sp.to_worker, sp.from_worker):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _reap_later(sp: _Spawned) -> None:
+    """Kill now, wait for the exit in a daemon thread."""
+    _kill_family(sp.proc.pid, worker_alive=sp.proc.poll() is None)
+    threading.Thread(target=_reap, args=(sp,), name="p2t-reap", daemon=True).start()
+
+
+@dataclass
 class WorkerSlot:
     """One device slot: a lock, and the warm worker process that serves it."""
 
@@ -197,9 +231,30 @@ class WorkerSlot:
     _from_worker: int = -1
     _tail: StderrTail = field(default_factory=StderrTail)
     info: dict[str, Any] = field(default_factory=dict)
+    _spare: _Spawned | None = None
 
     # ---- process lifecycle -------------------------------------------------
     def _spawn(self) -> None:
+        """Make a worker this slot's current one: the warm spare when there is a live one, else a new process."""
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.proc.poll() is None:
+            sp = spare
+            self._ensure_spare()  # the next one warms up while this one serves
+        else:
+            if spare is not None:
+                _reap_later(spare)
+            sp = self._start_process()
+        self.proc, self._to_worker, self._from_worker, self._tail, self._mem_limit = (
+            sp.proc, sp.to_worker, sp.from_worker, sp.tail, sp.mem_limit)
+
+    def _ensure_spare(self) -> None:
+        """Start the standby worker if the slot has none (it imports torch and Triton, then waits)."""
+        if self.limits.spare and (self._spare is None or self._spare.proc.poll() is not None):
+            if self._spare is not None:
+                _reap_later(self._spare)
+            self._spare = self._start_process()
+
+    def _start_process(self) -> _Spawned:
         req_r, req_w = os.pipe()
         res_r, res_w = os.pipe()
         tmp = self.state_dir / "tmp" / self.name.replace(":", "")
@@ -232,7 +287,7 @@ class WorkerSlot:
                 pass
 
         cmd = [sys.executable, "-m", "pytorch_to_triton.worker", str(req_r), str(res_w)]
-        self.proc = subprocess.Popen(
+        proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -245,10 +300,9 @@ class WorkerSlot:
         os.close(req_r)
         os.close(res_w)
         os.set_blocking(res_r, False)
-        self._to_worker, self._from_worker = req_w, res_r
-        self._tail = StderrTail()
-        self._mem_limit = mem
-        threading.Thread(target=self._drain, args=(self.proc, self._tail), daemon=True).start()
+        sp = _Spawned(proc, req_w, res_r, StderrTail(), mem)
+        threading.Thread(target=self._drain, args=(proc, sp.tail), daemon=True).start()
+        return sp
 
     @staticmethod
     def _drain(proc: subprocess.Popen, tail: StderrTail) -> None:
@@ -260,20 +314,12 @@ class WorkerSlot:
             tail.add(chunk)
 
     def kill(self) -> None:
-        """Kill the worker and its whole process group."""
+        """Kill the current worker and its whole process group (a dying CUDA process is reaped in the background,
+        so the next worker need not wait for the driver's teardown)."""
         proc = self.proc
         if proc is None:
             return
-        _kill_family(proc.pid, worker_alive=proc.poll() is None)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        for fd in (self._to_worker, self._from_worker):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        _reap_later(_Spawned(proc, self._to_worker, self._from_worker, self._tail, 0))
         self._to_worker = self._from_worker = -1
         self.proc = None
 
@@ -298,6 +344,8 @@ class WorkerSlot:
             self._spawn()
             if self.restarts or self._next_id:
                 self.restarts += 1
+        elif self._next_id:
+            self._ensure_spare()  # the current worker has answered before: start-up contention is over
         self._next_id += 1
         req_id = self._next_id
         mark = self._tail.mark()
@@ -403,15 +451,22 @@ class WorkerSlot:
         return self._tail.text(mark, limit=16000)
 
     def close(self) -> None:
-        """Stop the worker politely, then for sure."""
-        if self.alive():
-            try:
-                protocol.write_message(self._to_worker, {"id": 0, "op": "shutdown", "args": {}})
-                assert self.proc is not None
-                self.proc.wait(timeout=3)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-        self.kill()
+        """Stop the worker (and the spare) politely, then for sure."""
+        spare, self._spare = self._spare, None
+        for sp in ([spare] if spare is not None else []) + ([self._current()] if self.proc is not None else []):
+            if sp.proc.poll() is None:
+                try:
+                    protocol.write_message(sp.to_worker, {"id": 0, "op": "shutdown", "args": {}})
+                    sp.proc.wait(timeout=3)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            _reap(sp)
+        self._to_worker = self._from_worker = -1
+        self.proc = None
+
+    def _current(self) -> _Spawned:
+        assert self.proc is not None
+        return _Spawned(self.proc, self._to_worker, self._from_worker, self._tail, 0)
 
 
 def _describe_exit(code: int | None, last_event: str | None) -> str:

@@ -39,7 +39,7 @@ class AuditReport(BaseModel):
 
     def finalize(self) -> AuditReport:
         """Sort findings, count them and write the verdict."""
-        self.findings.sort(key=lambda f: (f.severity, f.line))
+        self.findings.sort(key=lambda f: (f.severity, f.line, f.id))
         self.counts = {s: sum(f.severity == s for f in self.findings) for s in ("P0", "P1", "P2")}
         for f in self.findings:
             self.counts[f.category] = self.counts.get(f.category, 0) + 1
@@ -53,7 +53,13 @@ class AuditReport(BaseModel):
 
 
 def merge_compiled(report: AuditReport, facts: dict[str, Any], findings: list[Finding]) -> AuditReport:
-    """Add compiled-analysis findings (GPU) to a static report."""
+    """Add compiled-analysis findings (GPU) to a static report; a finding without a snippet gets the catalog's."""
+    from .catalog import lookup
+
+    for f in findings:
+        c = lookup(f.id)
+        if c is not None and not f.snippet:
+            f.snippet = c.snippet
     report.findings.extend(findings)
     if facts:
         report.checked.append(f"compiled:{facts.get('kernel', '?')}")

@@ -1,25 +1,60 @@
-"""Markdown in the template of references/audit-guide.md."""
+"""Markdown in the template of references/audit-guide.md (section "Report template")."""
 
 from __future__ import annotations
 
+from .catalog import lookup
 from .model import AuditReport
+
+SECTIONS = ("## Summary", "## Findings by priority", "## Fixes", "## What was checked", "## Not checked")
 
 
 def render_markdown(report: AuditReport) -> str:
-    """Summary verdict, findings table by priority, each fix, what was and was not checked."""
+    """Verdict, summary, findings table by priority, each fix with its snippet, what was and was not checked."""
     c = report.counts
-    out = [f"# Audit: {report.file}", "", f"**Verdict:** {report.verdict} (P0 {c.get('P0', 0)}, P1 {c.get('P1', 0)}, "
-           f"P2 {c.get('P2', 0)})", "", "| # | severity | category | line | check | evidence |", "|---|---|---|---|---|---|"]
+    out = [f"# Audit: {report.file}", "",
+           f"**Verdict:** {report.verdict} (P0 {c.get('P0', 0)}, P1 {c.get('P1', 0)}, P2 {c.get('P2', 0)})", ""]
+    out += [SECTIONS[0], "", _summary(report), ""]
+    out += [SECTIONS[1], ""]
+    if report.findings:
+        out += ["| # | severity | category | line | check | evidence |", "|---|---|---|---|---|---|"]
+        for i, f in enumerate(report.findings, 1):
+            ev = f.evidence.replace("|", "\\|").replace("`", "'")[:80]
+            out.append(f"| {i} | {f.severity} | {f.category} | {f.line} | {f.id} | `{ev}` |")
+    else:
+        out.append("No findings.")
+    out += ["", SECTIONS[2], ""]
     for i, f in enumerate(report.findings, 1):
-        ev = f.evidence.replace("|", "\\|")[:80]
-        out.append(f"| {i} | {f.severity} | {f.category} | {f.line} | {f.id} | `{ev}` |")
-    out.append("")
-    for i, f in enumerate(report.findings, 1):
-        out += [f"## {i}. {f.id} ({f.severity}, {f.category}, line {f.line})", "", f"Why: {f.why}", "",
-                f"Fix: {f.fix}", ""]
+        where = f"line {f.line}" + (f", {f.function}" if f.function else "")
+        out += [f"### {i}. {f.id} ({f.severity}, {f.category}, {where})", ""]
+        if f.evidence:
+            out += [f"Evidence: `{f.evidence.replace('`', chr(39))}`", ""]
+        out += [f"Why: {f.why}", "", f"Fix: {f.fix}", ""]
         if f.snippet:
             out += ["```python", f.snippet, "```", ""]
-    out.append("Checked: " + ", ".join(report.checked))
-    for n in report.not_checked:
-        out.append(f"Not checked: {n}")
-    return "\n".join(out)
+    if not report.findings:
+        out += ["Nothing to fix.", ""]
+    out += [SECTIONS[3], ""]
+    for cid in report.checked:
+        check = lookup(cid)
+        out.append(f"- `{cid}`: {check.title}" if check else f"- `{cid}`")
+    out += ["", SECTIONS[4], ""]
+    out += [f"- {n}" for n in report.not_checked] or ["- nothing listed"]
+    return "\n".join(out) + "\n"
+
+
+def _summary(report: AuditReport) -> str:
+    kernels = [k["name"] for k in report.kernels]
+    text = (f"{len(kernels)} @triton.jit function{'s' if len(kernels) != 1 else ''}"
+            f"{' (' + ', '.join(kernels) + ')' if kernels else ''}, {len(report.findings)} finding"
+            f"{'s' if len(report.findings) != 1 else ''}")
+    cats = [f"{cat} {report.counts[cat]}" for cat in ("correctness", "numerical_stability", "memory_access",
+                                                      "performance", "best_practices") if report.counts.get(cat)]
+    if cats:
+        text += " (" + ", ".join(cats) + ")"
+    first = next((f for f in report.findings if f.severity == "P0"), None) or (report.findings[0]
+                                                                              if report.findings else None)
+    if first is not None:
+        text += f". Fix first: {first.id} at line {first.line}."
+    else:
+        text += "."
+    return text

@@ -94,6 +94,33 @@ def _bench(fn: Callable[[], Any], warmup_ms: float, rep_ms: float, cuda_graph: b
     return [float(x) for x in (res if isinstance(res, (list, tuple)) else [res] * 4)]
 
 
+def _host_ms_per_call(fn: Callable[[], Any], calls: int = 20) -> float:
+    """Host time to issue one call (back-to-back, no sync in between): what the CPU side costs per call."""
+    _sync()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = (time.perf_counter() - t0) / calls * 1e3
+    _sync()
+    return host
+
+
+def _host_bound_flags(row: dict[str, Any], cuda_graph: bool) -> list[str]:
+    """A GPU timing that contains host gaps: the host needs about as long per call as the GPU, or the
+    distribution is bimodal (most runs far above the fastest)."""
+    out = []
+    med, host, lo, p20 = row.get("median_ms"), row.get("host_ms_per_call"), row.get("min_ms"), row.get("p20_ms")
+    if cuda_graph or not med:
+        return out
+    if host and host > 0.7 * med:
+        out.append(f"host-bound: issuing one call takes {host:.4f} ms on the CPU against {med:.4f} ms on the GPU, "
+                   "so the timing includes host gaps; try cuda_graph=true, or less Python/fewer launches per call")
+    elif lo and p20 and p20 > 1.5 * lo:
+        out.append(f"bimodal timing: p20 {p20:.4f} ms vs min {lo:.4f} ms (host gaps, clocks or interference); "
+                   "re-run, or try cuda_graph=true")
+    return out
+
+
 def measure_peaks(path: Path, rt: Runtime, emit: Emit) -> dict[str, Any]:
     """This device's copy bandwidth and bf16 matmul rate, measured once and cached in `path`."""
     key = f"{rt.gpu_name}|{torch.version.cuda}"
@@ -159,7 +186,10 @@ def _bench_specs(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float
     return [(name, shapes[name], None)]
 
 
-def _close(out: Any, ref: Any, dtype: torch.dtype, loose: float) -> tuple[bool, str]:
+def _close(out: Any, ref: Any, dtype: torch.dtype, loose: float, tolerances: dict[str, Any] | None = None,
+           case: Any = None) -> tuple[bool, str]:
+    """Output vs reference under the validator's tolerances (the reference's TOLERANCES and the call's), loosened
+    by `loose` where the reference could only run natively."""
     outs, refs = _flatten(out), _flatten(ref)
     if len(outs) != len(refs):
         return False, f"{len(outs)} outputs, expected {len(refs)}"
@@ -168,7 +198,7 @@ def _close(out: Any, ref: Any, dtype: torch.dtype, loose: float) -> tuple[bool, 
             continue
         if not isinstance(o, torch.Tensor) or o.shape != r.shape:
             return False, "output shape differs from the reference"
-        rtol, atol = cmp.tolerance_for(o.dtype, None)
+        rtol, atol = cmp.tolerance_for(o.dtype, tolerances, case)
         m = cmp.compare(o, r, rtol * loose, atol * loose)
         if not m["ok"]:
             return False, f"{m['mismatches']} elements outside tolerance (max abs err {m['max_abs_err']:.3g})"
@@ -214,6 +244,8 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
     env["l2_persistence"] = _reset_l2_persistence()
     env["l2_cache_mb"] = round(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) / 2**20, 1)
     specs = _bench_specs(base, args)
+    tols = {str(k).removeprefix("torch."): v for k, v in (getattr(base.ref_mod, "TOLERANCES", None) or {}).items()}
+    tols.update(args.get("tolerances") or {})  # the same tolerances as run_validation
     compiled_ref = None
     if args.get("compile", "default") != "none":
         mode = args["compile"]
@@ -271,7 +303,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
                 row["first_call_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
                 launches = RECORDER.count
                 if impl not in ("eager", "torch.compile"):
-                    good, why = _close(out, ref_check, dtype, loose)
+                    good, why = _close(out, ref_check, dtype, loose, tols, case)
                     if not good:
                         row["error"] = f"wrong result on the benchmark inputs, not timed: {why}"
                         continue
@@ -300,6 +332,11 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
                            repeats_ms=[round(m, 5) for m in meds],
                            spread_pct=round((meds[-1] - meds[0]) / med * 100, 2) if med > 0 else None,
                            input_sets=len(sets), timer="do_bench_cudagraph" if args.get("cuda_graph") else "do_bench")
+                with torch.no_grad():
+                    row["host_ms_per_call"] = round(_host_ms_per_call(call), 5)
+                flags = _host_bound_flags(row, bool(args.get("cuda_graph")))
+                if flags:
+                    row.setdefault("suspect", []).extend(flags)
                 row["gbps"] = moved / med / 1e6 if med > 0 else None
                 row["pct_peak_bw"] = 100 * row["gbps"] / peaks["copy_gbps"] if row["gbps"] else None
                 if flops:
@@ -308,7 +345,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
                 if impl not in ("eager", "torch.compile"):
                     fresh = base.make_inputs(Case(case_name, shape, dtype, "cuda", 12345))
                     with torch.no_grad():
-                        good, why = _close(fn(*fresh), base.ref_fn(*fresh), dtype, 2.0)
+                        good, why = _close(fn(*fresh), base.ref_fn(*fresh), dtype, 2.0, tols, case)
                     if not good:
                         row.setdefault("suspect", []).append(f"wrong on fresh inputs after timing ({why}): caching?")
                         row["ok"] = False

@@ -17,11 +17,16 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 WORST_K = 5
 
 
-def tolerance_for(dtype: torch.dtype, overrides: dict[str, Any] | None) -> tuple[float, float]:
-    """(rtol, atol) for an output dtype: per-call override, then the reference's TOLERANCES, then defaults."""
+def tolerance_for(dtype: torch.dtype, overrides: dict[str, Any] | None, case: Any = None) -> tuple[float, float]:
+    """(rtol, atol) for an output dtype: per-call override, then the reference's TOLERANCES, then defaults.
+
+    A TOLERANCES entry may be a function of the case (`lambda case: (rtol, atol)`), for errors that grow with a
+    size, e.g. a long fp32 prefix sum."""
     name = str(dtype).removeprefix("torch.")
     if overrides and name in overrides:
         v = overrides[name]
+        if callable(v):
+            v = v(case)
         if isinstance(v, str):
             return DEFAULT_TOLERANCES[v]
         if isinstance(v, dict):

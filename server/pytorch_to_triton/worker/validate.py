@@ -98,6 +98,7 @@ class Validator:
         self.emit = emit
         self.patches = patches
         self.device = rt.device
+        self.case: Case | None = None
         self.findings: dict[str, dict[str, Any]] = {}
         self.notes: list[str] = []
         self.cases: list[dict[str, Any]] = []
@@ -183,6 +184,7 @@ class Validator:
         seed = (int(self.args.get("seed", 0)) * 1_000_003 + zlib.crc32(f"{name}:{dtype}".encode()) + trial) % 2**31
         rec: dict[str, Any] = {"name": label, "dtype": dtype_name(dtype), "trial": trial, "seed": seed, "ok": False}
         case = Case(name, shape, dtype, self.device, seed, scale)
+        self.case = case  # per-case TOLERANCES functions see it
         if inputs is None:
             self._check_memory(task, case)
             inputs = task.make_inputs(case)
@@ -257,7 +259,7 @@ class Validator:
                 self.find("device_mismatch", label, f"{where}: device {a_t.device}, expected {r_t.device}")
                 ok = False
                 continue
-            rtol, atol = cmp.tolerance_for(r_t.dtype, tol_over)
+            rtol, atol = cmp.tolerance_for(r_t.dtype, tol_over, self.case)
             expected = _as_tensor(r64, self.device) if r64 is not None and r_t.is_floating_point() else r_t
             m = cmp.compare(a_t, expected, rtol, atol)
             unwritten = cmp.poison_mask(a_t, b_t, POISON.int_value(a_t.dtype) if not a_t.is_floating_point() else
@@ -327,7 +329,7 @@ class Validator:
             r_t, c_t = _as_tensor(r, self.device), _as_tensor(c, self.device)
             if r_t.shape != c_t.shape:
                 continue
-            rtol, atol = cmp.tolerance_for(r_t.dtype, self.args.get("tolerances_merged"))
+            rtol, atol = cmp.tolerance_for(r_t.dtype, self.args.get("tolerances_merged"), self.case)
             if not cmp.compare(c_t, r_t, max(rtol, 1e-3) * 4, max(atol, 1e-3) * 4)["ok"]:
                 self.find("stale_result", label, "new values written into the same input tensors did not change "
                           "the output accordingly (caching on data_ptr or shape?)")
@@ -360,6 +362,7 @@ class Validator:
         """Compare input gradients of candidate vs reference (float64) for one case."""
         seed = (int(self.args.get("seed", 0)) * 1_000_003 + zlib.crc32(f"grad:{name}:{dtype}".encode())) % 2**31
         case = Case(name, shape, dtype, self.device, seed)
+        self.case = case
         inputs = task.make_inputs(case)
         idx = getattr(task.ref_mod, "GRAD_INPUTS", None)
         if idx is None:
@@ -404,7 +407,7 @@ class Validator:
                     self.find("gradient_mismatch", label, f"input {i}: gradient is {what}")
                     ok = False
                 continue
-            rtol, atol = cmp.tolerance_for(inputs[i].dtype, self.args.get("tolerances_merged"))
+            rtol, atol = cmp.tolerance_for(inputs[i].dtype, self.args.get("tolerances_merged"), self.case)
             if c.shape != r.shape:
                 self.find("gradient_mismatch", label, f"input {i}: gradient shape {list(c.shape)} vs {list(r.shape)}")
                 ok = False
