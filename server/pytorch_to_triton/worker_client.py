@@ -319,7 +319,7 @@ class WorkerSlot:
         proc = self.proc
         if proc is None:
             return
-        _reap_later(_Spawned(proc, self._to_worker, self._from_worker, self._tail, 0))
+        _reap_later(self._current())
         self._to_worker = self._from_worker = -1
         self.proc = None
 

@@ -244,8 +244,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
     env["l2_persistence"] = _reset_l2_persistence()
     env["l2_cache_mb"] = round(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) / 2**20, 1)
     specs = _bench_specs(base, args)
-    tols = {str(k).removeprefix("torch."): v for k, v in (getattr(base.ref_mod, "TOLERANCES", None) or {}).items()}
-    tols.update(args.get("tolerances") or {})  # the same tolerances as run_validation
+    tols = cmp.merged_tolerances(base.ref_mod, args.get("tolerances"))  # the same tolerances as run_validation
     compiled_ref = None
     if args.get("compile", "default") != "none":
         mode = args["compile"]

@@ -17,6 +17,13 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 WORST_K = 5
 
 
+def merged_tolerances(ref_mod: Any, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """The reference's TOLERANCES (keys without "torch."), then the call's overrides on top."""
+    merged = {str(k).removeprefix("torch."): v for k, v in (getattr(ref_mod, "TOLERANCES", None) or {}).items()}
+    merged.update(overrides or {})
+    return merged
+
+
 def tolerance_for(dtype: torch.dtype, overrides: dict[str, Any] | None, case: Any = None) -> tuple[float, float]:
     """(rtol, atol) for an output dtype: per-call override, then the reference's TOLERANCES, then defaults.
 

@@ -495,11 +495,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     started = _thread._count() - threads0
     if started > 0:  # a thread started at import and still running does work the per-call guards cannot see
         v.find("thread", "import", f"importing the candidate started {started} thread(s) that are still running")
-    merged = {}
-    for k, val in (getattr(task.ref_mod, "TOLERANCES", None) or {}).items():
-        merged[str(k).removeprefix("torch.")] = val
-    merged.update(args.get("tolerances") or {})
-    args["tolerances_merged"] = merged
+    args["tolerances_merged"] = cmp.merged_tolerances(task.ref_mod, args.get("tolerances"))
     specs = task.case_specs(args.get("dtypes"), args.get("cases"), bool(args.get("replace_cases")),
                            args.get("only_cases"))
     trials = max(1, int(args.get("trials", 3)))
