@@ -1,6 +1,18 @@
-"""Issue 3's latency targets through a real stdio MCP client: cold first call, then warm medians.
+"""The tools' own latency (issue 20 item 5), layer by layer, for run_validation of the vector-add task.
 
-    python benchmarks/latency.py [--calls 10] [--out results.json]
+    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/latency.py [--calls 10] [--out results.json]
+
+Layers, each timed warm (median of --calls calls) after one untimed call:
+  bare worker   validate_candidate in a process of its own (no server): `kernel_s` is the time inside Triton
+                launches (on a GPU the host side of the launch; under the interpreter the whole kernel run),
+                `harness_s` the rest (reference, float64 reference, poison, compare, module loading)
+  pool          the server's WorkerPool.call to a real worker subprocess: adds the worker protocol
+  service       Service.validate: adds source checks, the verdict and the journal write
+  mcp           a real stdio MCP client against `pytorch-to-triton serve`: adds the MCP transport
+Cold: a fresh server (Triton cache deleted), `server_start_s` to the end of the MCP handshake, `first_call_s`
+the first run_validation right after it; then a second fresh server whose client idles --idle seconds first (the
+worker starts with the server, so by then it has imported torch). The bare worker runs twice, with compiled-kernel
+reuse on and off (P2T_REUSE_KERNELS). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
 """
 
 from __future__ import annotations
@@ -10,48 +22,255 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
-
-import anyio
-from mcp import Client, StdioServerParameters
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-ARGS = {"reference": "benchmarks/tasks/vadd_reference.py", "candidates": ["benchmarks/tasks/vadd_stage1.py"]}
+sys.path.insert(0, str(ROOT / "server"))
+REF, CAND = "benchmarks/tasks/vadd_reference.py", "benchmarks/tasks/vadd_stage1.py"
+ARGS = {"reference": REF, "candidates": [CAND]}
 
 
-async def main(calls: int) -> dict:
-    shutil.rmtree(ROOT / ".pytorch-to-triton" / "triton_cache", ignore_errors=True)  # cold Triton cache
+def _med(xs: list[float]) -> float:
+    return round(statistics.median(xs), 4) if xs else float("nan")
+
+
+class _PhaseTimer:
+    """Exclusive wall time per phase: a phase called inside another is taken out of the outer one."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+        self._stack: list[list[float]] = []  # [start, time spent in inner phases]
+
+    def wrap(self, name: str, fn: Any) -> Any:
+        def timed(*a: Any, **k: Any) -> Any:
+            self._stack.append([time.perf_counter(), 0.0])
+            try:
+                return fn(*a, **k)
+            finally:
+                start, inner = self._stack.pop()
+                dt = time.perf_counter() - start
+                self.totals[name] = self.totals.get(name, 0.0) + dt - inner
+                if self._stack:
+                    self._stack[-1][1] += dt
+
+        return timed
+
+
+def bare_worker(calls: int) -> dict[str, Any]:
+    """validate_candidate in this process, as the worker runs it; kernel time from the launch wrappers."""
+    from pytorch_to_triton.worker import poison
+    from pytorch_to_triton.worker.guards import PatchWatch
+    from pytorch_to_triton.worker.runtime import setup
+    from pytorch_to_triton.worker.validate import validate_candidate
+
+    rt = setup()
+    poison.install()
+    phases = _PhaseTimer()
+    from pytorch_to_triton.worker import validate
+
+    for name in ("_reference", "_ref64", "_candidate", "_compare_outputs", "_stale_checks", "_check_memory"):
+        if hasattr(validate.Validator, name):  # validate.py changes; time what exists
+            setattr(validate.Validator, name, phases.wrap(name, getattr(validate.Validator, name)))
+    validate.load_task = phases.wrap("load_task", validate.load_task)
+    spent = [0.0]
+    import triton.runtime.jit as jit
+
+    classes: list[type] = [jit.JITFunction]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        classes.append(InterpretedFunction)
+    except ImportError:
+        pass
+    for cls in classes:  # outermost wrapper: time spent inside a launch (the recorder's wrapper included)
+        orig = cls.run
+
+        def run(self: Any, *a: Any, _orig: Any = orig, **k: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return _orig(self, *a, **k)
+            finally:
+                spent[0] += time.perf_counter() - t0
+
+        cls.run = phases.wrap("kernel launches", run)
+    patches = PatchWatch()  # after our wrappers: they are the baseline it guards, not a candidate's patch
+    args = {"workspace": str(ROOT), "reference": str(ROOT / REF), "candidate": str(ROOT / CAND),
+            "candidate_display": CAND, "trials": 3, "seed": 0, "tolerances": {}, "cases": []}
+    totals, kernels = [], []
+    for i in range(calls + 1):
+        spent[0] = 0.0
+        if i == 1:
+            phases.totals.clear()  # per-phase times of the warm calls only
+        t0 = time.perf_counter()
+        rep = validate_candidate(dict(args), rt, lambda *a, **k: None, patches)
+        dt = time.perf_counter() - t0
+        assert rep["ok"], rep["findings"]
+        if i:  # the first call compiles (or loads from the Triton cache): not warm
+            totals.append(dt)
+            kernels.append(spent[0])
+    return {"total_s": _med(totals), "kernel_s": _med(kernels),
+            "harness_s": _med([t - k for t, k in zip(totals, kernels)]), "device": rt.device,
+            "phases_s_per_call": {k: round(v / max(1, calls), 4) for k, v in phases.totals.items()},
+            "interpreter": rt.interpreter, "cases": len(rep["cases"])}
+
+
+def pool_and_service(calls: int) -> dict[str, Any]:
+    """WorkerPool.call and Service.validate against one real worker subprocess."""
+    from pytorch_to_triton.service import Service
+
+    svc = Service(ROOT)
+    try:
+        svc.validate(**ARGS)  # spawn + first compile
+        svc.validate(**ARGS)  # the warm spare starts on the second call; let it finish importing
+        time.sleep(float(os.environ.get("P2T_LATENCY_SETTLE_S", "8")))
+        wargs = {"workspace": str(ROOT), "reference": str(ROOT / REF), "candidate": str(ROOT / CAND),
+                 "candidate_display": CAND, "trials": 3, "seed": 0, "tolerances": {}, "cases": []}
+        pool, pool_worker, service, service_worker = [], [], [], []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            res = svc.pool.call("validate", dict(wargs), timeout_s=600)
+            pool.append(time.perf_counter() - t0)
+            pool_worker.append(res["time_s"])
+            t0 = time.perf_counter()
+            rep = svc.validate(**ARGS)
+            service.append(time.perf_counter() - t0)
+            service_worker.append(rep.candidates[0].time_s or 0.0)
+        return {"pool_s": _med(pool), "pool_worker_s": _med(pool_worker), "service_s": _med(service),
+                "service_worker_s": _med(service_worker)}
+    finally:
+        svc.close()
+
+
+def _server_params() -> Any:
+    from mcp import StdioServerParameters
+
     env = dict(os.environ)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "pytorch_to_triton", "serve", "--workspace",
-                                                                str(ROOT)], env=env, cwd=str(ROOT))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "server"), env.get("PYTHONPATH")) if p)
+    return StdioServerParameters(command=sys.executable, args=["-m", "pytorch_to_triton", "serve", "--workspace",
+                                                              str(ROOT)], env=env, cwd=str(ROOT))
+
+
+async def mcp_first_after_idle(idle_s: float) -> dict[str, Any]:
+    """A fresh server (cold Triton cache) whose client idles before its first call, as an assistant does while it
+    reads the task: the worker, started with the server, has imported torch by then."""
+    import anyio
+    from mcp import Client
+
+    shutil.rmtree(ROOT / ".pytorch-to-triton" / "triton_cache", ignore_errors=True)
+    async with Client(_server_params(), read_timeout_seconds=600) as client:
+        await anyio.sleep(idle_s)
+        t0 = time.perf_counter()
+        r = await client.call_tool("run_validation", ARGS)
+        first = time.perf_counter() - t0
+        assert r.structured_content and r.structured_content["ok"], r.content
+    return {"idle_s": idle_s, "first_call_s": round(first, 3),
+            "first_call_worker_s": r.structured_content["candidates"][0]["time_s"]}
+
+
+async def mcp_client(calls: int) -> dict[str, Any]:
+    """Cold start and warm calls through a real stdio MCP client."""
+    from mcp import Client
+
+    shutil.rmtree(ROOT / ".pytorch-to-triton" / "triton_cache", ignore_errors=True)  # cold Triton cache
+    params = _server_params()
     t_start = time.perf_counter()
     async with Client(params, read_timeout_seconds=600) as client:
         t_conn = time.perf_counter()
         r = await client.call_tool("run_validation", ARGS)
         first = time.perf_counter() - t_conn
         assert r.structured_content and r.structured_content["ok"], r.content
-        n_cases = len(r.structured_content["candidates"][0]["cases"])
-        warm = []
+        first_worker = r.structured_content["candidates"][0]["time_s"]
+        r = await client.call_tool("run_validation", ARGS)  # starts the warm spare: let it settle
+        import anyio
+
+        await anyio.sleep(float(os.environ.get("P2T_LATENCY_SETTLE_S", "8")))
+        warm, worker = [], []
         for _ in range(calls):
             t0 = time.perf_counter()
             r = await client.call_tool("run_validation", ARGS)
             warm.append(time.perf_counter() - t0)
             assert r.structured_content["ok"]
+            worker.append(r.structured_content["candidates"][0]["time_s"])
         rt = r.structured_content["runtime"]
-    return {"first_call_s": round(first, 3), "server_start_s": round(t_conn - t_start, 3),
-            "warm_median_s": round(statistics.median(warm), 4), "warm_min_s": round(min(warm), 4),
-            "warm_max_s": round(max(warm), 4), "calls": calls, "case_runs_per_call": n_cases, "runtime": rt,
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    return {"server_start_s": round(t_conn - t_start, 3), "first_call_s": round(first, 3),
+            "first_call_worker_s": first_worker, "warm_s": _med(warm), "warm_min_s": round(min(warm), 4),
+            "warm_max_s": round(max(warm), 4), "warm_worker_s": _med(worker),
+            "case_runs_per_call": len(r.structured_content["candidates"][0]["cases"]), "runtime": rt}
+
+
+def main() -> int:
+    """Run every layer and print the breakdown."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=10)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--layer", choices=["all", "bare", "pool", "mcp"], default="all")
+    ap.add_argument("--idle", type=float, default=5.0, help="client idle time before a second server's first call "
+                    "(0: skip that measurement)")
+    a = ap.parse_args()
+    if a.layer == "bare":  # run in its own process: it patches torch and Triton the way the worker does
+        print(json.dumps(bare_worker(a.calls)))
+        return 0
+    res: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "calls": a.calls}
+    import anyio
+
+    if a.layer in ("all", "mcp"):
+        res["mcp"] = anyio.run(mcp_client, a.calls)
+        if a.idle > 0:
+            res["mcp_idle"] = anyio.run(mcp_first_after_idle, a.idle)
+    if a.layer in ("all", "pool"):
+        res["pool_service"] = pool_and_service(a.calls)
+    if a.layer == "all":
+        for key, reuse in (("bare_worker", "1"), ("bare_worker_no_reuse", "0")):  # compiled-kernel reuse on / off
+            out = subprocess.run([sys.executable, __file__, "--layer", "bare", "--calls", str(a.calls)],
+                                 capture_output=True, text=True, cwd=str(ROOT), check=False,
+                                 env={**os.environ, "P2T_REUSE_KERNELS": reuse})
+            lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
+            res[key] = json.loads(lines[-1]) if lines else {"error": out.stderr[-2000:]}
+    out_dir = Path(os.environ.get("OUT") or "/tmp/out")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = Path(a.out) if a.out else out_dir / "latency.json"
+    path.write_text(json.dumps(res, indent=2))
+    _table(res)
+    print(f"(JSON: {path})")
+    return 0
+
+
+def _table(res: dict[str, Any]) -> None:
+    m, p, b = res.get("mcp", {}), res.get("pool_service", {}), res.get("bare_worker", {})
+    nb, idle = res.get("bare_worker_no_reuse", {}), res.get("mcp_idle", {})
+    ms = lambda v: "-" if v is None or v != v else f"{v * 1e3:8.1f}"  # noqa: E731
+    print("\nlatency of run_validation (vector add, 3 trials) in ms; warm = median of", res["calls"], "calls")
+    rows = [
+        ("cold: server start to handshake done", m.get("server_start_s")),
+        ("cold: first call (Triton cache empty)", m.get("first_call_s")),
+        ("cold: ... of which inside the worker's validate", m.get("first_call_worker_s")),
+        (f"cold: first call after {idle.get('idle_s', 0):g} s of client idle", idle.get("first_call_s")),
+        ("warm: MCP client round trip", m.get("warm_s")),
+        ("warm: ... worker's validate (time_s)", m.get("warm_worker_s")),
+        ("warm: Service.validate (no MCP)", p.get("service_s")),
+        ("warm: WorkerPool.call (worker + protocol)", p.get("pool_s")),
+        ("warm: ... worker's validate (time_s)", p.get("pool_worker_s")),
+        ("warm: bare worker, in-process", b.get("total_s")),
+        ("warm: ... inside Triton launches (kernel)", b.get("kernel_s")),
+        ("warm: ... harness (refs, compare, loading)", b.get("harness_s")),
+        ("warm: bare worker, kernel reuse off", nb.get("total_s")),
+        ("warm: ... inside Triton launches (kernel)", nb.get("kernel_s")),
+    ]
+    for label, v in rows:
+        print(f"  {label:<50} {ms(v)}")
+    for name, v in sorted((b.get("phases_s_per_call") or {}).items(), key=lambda kv: -kv[1]):
+        print(f"  {'warm: bare worker phase ' + name:<50} {ms(v)}")
+    if m.get("warm_s") and b.get("kernel_s") is not None:
+        print(f"  {'warm: MCP round trip beyond the kernel work':<50} {ms(m['warm_s'] - b['kernel_s'])}")
+        print(f"  {'warm: MCP round trip beyond the worker (time_s)':<50} {ms(m['warm_s'] - m['warm_worker_s'])}")
+    if p.get("pool_s"):
+        print(f"  {'warm: protocol + process (pool - time_s)':<50} {ms(p['pool_s'] - p['pool_worker_s'])}")
+        print(f"  {'warm: service layer (service - pool)':<50} {ms(p['service_s'] - p['pool_s'])}")
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--calls", type=int, default=10)
-    ap.add_argument("--out")
-    a = ap.parse_args()
-    res = anyio.run(main, a.calls)
-    print(json.dumps(res, indent=2))
-    if a.out:
-        Path(a.out).write_text(json.dumps(res, indent=2))
+    sys.exit(main())

@@ -1,7 +1,8 @@
 """audit_kernel's static analysis on a labelled corpus of planted problems and on clean kernels.
 
-tests/audit_corpus/README.md describes the corpus. Targets: >= 90 % of the planted problems found with the
-right check, category and line (+-1); at most one false P0 over the whole clean corpus.
+tests/audit_corpus/README.md describes the corpus. Targets: every planted problem found with the right check,
+category and line (+-1); at most one false P0 over the whole clean corpus. The public corpus (code no one here wrote)
+is tests/test_audit_public.py.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ GUIDE = ROOT / "references" / "audit-guide.md"
 
 @cache
 def _audit(path: Path) -> AuditReport:
-    return audit_source(path.read_text(), str(path.relative_to(ROOT)))
+    # The planted files are benchmark candidates (their honesty problems are findings); everything else is audited
+    # as a user's existing code would be.
+    return audit_source(path.read_text(), str(path.relative_to(ROOT)), candidate=path in PLANTED)
 
 
 def _labels() -> list[dict]:
@@ -76,7 +79,41 @@ def test_planted_problems_found_with_check_category_and_line() -> None:
         if not any(f.id == lab["check"] and f.category == lab["category"] and abs(f.line - lab["line"]) <= 1
                    for f in rep.findings):
             missed.append(lab)
-    assert (len(labels) - len(missed)) / len(labels) >= 0.9, f"missed {len(missed)}/{len(labels)}: {missed}"
+    assert not missed, f"missed {len(missed)}/{len(labels)}: {missed}"  # recall 100 %
+
+
+def test_planted_problems_keep_their_severity() -> None:
+    """A planted problem is reported at its check's severity: only a finding that says `verify:` may drop to P2."""
+    for lab in _labels():
+        rep = _audit(CORPUS / lab["file"])
+        hits = [f for f in rep.findings if f.id == lab["check"] and abs(f.line - lab["line"]) <= 1]
+        assert any(f.severity == CHECKS[f.id].severity for f in hits) or lab["check"] == "constexpr_recompile", \
+            (lab, [(f.severity, f.why[:60]) for f in hits])
+
+
+def test_honesty_checks_are_host_code_information_outside_candidates() -> None:
+    path = CORPUS / "planted" / "p28_fallback.py"
+    rep = audit_source(path.read_text(), "p28_fallback.py")
+    assert not rep.candidate and {f.id for f in rep.host_code} == {"try_except_fallback", "pytorch_compute"}
+    assert all(f.severity == "info" for f in rep.host_code)
+    assert not any(CHECKS[f.id].scope == "honesty" for f in rep.findings) and rep.counts["P0"] == 0
+    md = render_markdown(rep)
+    host = md[md.index("## Host code"):md.index("## What was checked")]
+    assert "try_except_fallback" in host and "pytorch_compute" in host and "not problems" in host
+    cand = audit_source(path.read_text(), "p28_fallback.py", candidate=True)
+    assert cand.candidate and not cand.host_code and {"try_except_fallback", "pytorch_compute"} <= {
+        f.id for f in cand.findings}
+    model_new = _audit(CORPUS / "planted" / "p27_model_new_torch_ops.py")  # defines ModelNew: a candidate
+    assert audit_source((CORPUS / "planted" / "p27_model_new_torch_ops.py").read_text()).candidate
+    assert any(f.id == "pytorch_compute" and f.severity == "P0" for f in model_new.findings)
+
+
+def test_verify_findings_drop_to_p2_and_say_what_to_check() -> None:
+    src = (CORPUS / "clean" / "c25_library_style_bwd.py").read_text()
+    rep = audit_source(src, "c25.py")
+    verify = [f for f in rep.findings if f.why.startswith("verify:")]
+    assert verify and all(f.severity == "P2" for f in verify)
+    assert any(f.id == "constexpr_recompile" and "hidden" in f.evidence for f in verify)
 
 
 def _known(path: Path, f: Finding) -> bool:
@@ -106,9 +143,16 @@ def test_every_finding_has_why_fix_and_snippet() -> None:
         for f in _audit(path).findings:
             n += 1
             check = CHECKS[f.id]
-            assert (f.category, f.severity) == (check.category, check.severity), f
+            assert f.category == check.category, f
+            assert f.severity == check.severity or (f.severity == "P2" and f.why.startswith("verify:")), f
             assert f.line > 0 and f.evidence and f.why and f.fix and f.snippet.strip(), f
     assert n >= 60
+
+
+def test_host_code_notes_have_evidence() -> None:
+    for path in CLEAN:
+        for f in _audit(path).host_code:
+            assert f.severity == "info" and CHECKS[f.id].scope == "honesty" and f.evidence and f.why, f
 
 
 def test_no_check_failed_on_the_corpus() -> None:

@@ -395,10 +395,10 @@ BAD_INPUTS = {
                                  r".*Fix make_inputs or the reference", True),
     "case_beyond_memory": ({"candidates": ["good.py"], "cases": [{"name": "huge", "shape": [1 << 40]}],
                             "only_cases": ["huge"]},
-                           r"case huge \[1099511627776\] needs about 65536\.0 GiB .* use a smaller shape", True),
+                           r"case huge \[1099511627776\] needs about [\d.]+ GiB .* shrink the case", True),
     "case_beyond_worker_limit": ({"candidates": ["good.py"], "cases": [{"name": "big", "shape": [60_000_000]}],
                                   "only_cases": ["big"]},
-                                 r"case big \[60000000\] needs about 3\.6 GiB .* of host memory under the worker's "
+                                 r"case big \[60000000\] needs about [\d.]+ GiB .* of host memory under the worker's "
                                  r"memory limit are free", True),
 }
 

@@ -65,20 +65,69 @@ def test_a_killed_writer_leaves_the_previous_journal(tmp_path: Path) -> None:
     assert (journal.journal_dir(tmp_path) / "t.jsonl").read_bytes() == before
 
 
+def test_entries_are_keyed_to_content_and_go_stale(tmp_path: Path) -> None:
+    ref, cand, side = tmp_path / "t" / "reference.py", tmp_path / "t" / "stage1.py", tmp_path / "t" / "reference.p2t.toml"
+    ref.parent.mkdir()
+    ref.write_text("v1")
+    cand.write_text("good")
+    key = journal.content_key(tmp_path, [ref, cand, side])
+    assert key["files"]["t/reference.p2t.toml"] is None and len(key["key"]) == 64  # absent, and recorded so
+    assert set(key["files"]) == {"t/reference.py", "t/stage1.py", "t/reference.p2t.toml"}
+    journal.append_entry(tmp_path, "t", {"tool": "run_validation", "stage": "stage1.py", "ok": True,
+                                         "reference": "t/reference.py", **key})
+    assert "PASS" in journal.render_report(tmp_path, "t") and "stale" not in journal.render_report(tmp_path, "t")
+    cand.write_text("an unvalidated rewrite")
+    md = journal.render_report(tmp_path, "t")
+    assert "| stage1.py | PASS **stale** (stage1.py changed)" in md and "run the tool again" in md
+    bad = journal.content_key(tmp_path, [ref, cand, side])
+    journal.append_entry(tmp_path, "t", {"tool": "run_validation", "stage": "stage1.py", "ok": False,
+                                         "reference": "t/reference.py", **bad})
+    assert "| stage1.py | FAIL |" in journal.render_report(tmp_path, "t")
+    cand.write_text("good")  # back to the validated content: the older PASS describes the file again
+    assert "| stage1.py | PASS |" in journal.render_report(tmp_path, "t")
+    side.write_text('notes = "rows are contiguous"\n')  # a new sidecar changes what a run would use
+    md = journal.render_report(tmp_path, "t")
+    assert "| stage1.py | FAIL **stale** (reference.p2t.toml added, stage1.py changed)" in md and "> rows are contiguous" in md
+    ref.unlink()
+    assert "reference.py deleted" in journal.render_report(tmp_path, "t")
+
+
+def test_find_reference_of_a_task_folder(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "reference.py").write_text("")
+    assert journal.find_reference(tmp_path / "a" / "stage3.py") == (tmp_path / "a" / "reference.py").resolve()
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "19_ReLU.py").write_text("")
+    assert journal.find_reference(tmp_path / "kb" / "19_ReLU_stage1.py") is None  # no sidecar: no guess
+    (tmp_path / "kb" / "19_ReLU.p2t.toml").write_text("")
+    assert journal.find_reference(tmp_path / "kb" / "19_ReLU_stage1.py").name == "19_ReLU.py"
+    (tmp_path / "kb" / "20_GELU.py").write_text("")
+    (tmp_path / "kb" / "20_GELU.p2t.toml").write_text("")
+    assert journal.find_reference(tmp_path / "kb" / "x.py") is None  # two tasks in one folder: ambiguous
+
+
 def test_service_calls_feed_the_journal_and_cli_report(tmp_path: Path, tmp_service) -> None:
-    shutil.copy(TASKS / "add_reference.py", tmp_path / "reference.py")
-    shutil.copy(TASKS / "add_stage1.py", tmp_path / "stage1.py")
-    rep = tmp_service.validate(reference="reference.py", candidates=["stage1.py"], trials=1)
+    (tmp_path / "relu").mkdir()
+    shutil.copy(TASKS / "add_reference.py", tmp_path / "relu" / "reference.py")
+    shutil.copy(TASKS / "add_stage1.py", tmp_path / "relu" / "stage1.py")
+    rep = tmp_service.validate(reference="relu/reference.py", candidates=["relu/stage1.py"], trials=1)
     assert rep.ok
-    tmp_service.audit(path="stage1.py", reference="reference.py", compile=False)
-    task = journal.task_id(tmp_path / "reference.py", tmp_path)
+    tmp_service.audit(path="relu/stage1.py", reference="relu/reference.py", compile=False)
+    tmp_service.audit(path="relu/stage1.py", compile=False)  # no reference: joins the folder's task anyway
+    task = journal.task_id(tmp_path / "relu" / "reference.py", tmp_path)
+    assert task == "relu" and journal.list_tasks(tmp_path) == ["relu"]
     entries = journal.read_entries(tmp_path, task)
-    assert [e["tool"] for e in entries] == ["run_validation", "audit_kernel"]
+    assert [e["tool"] for e in entries] == ["run_validation", "audit_kernel", "audit_kernel"]
+    assert entries[0]["files"]["relu/stage1.py"] == journal.sha256_file(tmp_path / "relu" / "stage1.py")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "report", task, "--workspace", str(tmp_path)],
-                         capture_output=True, text=True, env=env, timeout=120)
+    report = [sys.executable, "-m", "pytorch_to_triton", "report", task, "--workspace", str(tmp_path)]
+    out = subprocess.run(report, capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "| stage1.py | PASS (interpreter)" in out.stdout
+    assert "| stage1.py | PASS (interpreter) |" in out.stdout and "P0 0" in out.stdout
+    with (tmp_path / "relu" / "stage1.py").open("a") as f:
+        f.write("# rewritten, not validated\n")
+    out = subprocess.run(report, capture_output=True, text=True, env=env, timeout=120)
+    assert "PASS (interpreter) **stale** (stage1.py changed)" in out.stdout
     bad = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "report", "nope", "--workspace",
                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
     assert bad.returncode == 2 and "no journal" in bad.stderr

@@ -13,7 +13,7 @@ from mcp import Client, StdioServerParameters
 from pytorch_to_triton.mcp_server import build_server
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOLS = {"fetch_triton_docs", "run_validation", "run_benchmark", "audit_kernel"}
+TOOLS = {"fetch_triton_docs", "run_validation", "run_benchmark", "audit_kernel", "run_suite"}
 TASK = "tests/tasks/add_reference.py"
 STAGE = "tests/tasks/add_stage1.py"
 

@@ -3,7 +3,8 @@
 When the logits need a gradient, the forward kernel computes the loss and d(loss)/d(logits) in the same program,
 while the row is hot in L2 (a 128256-wide bf16 row is 250 KiB): pass 1 is an online logsumexp over V chunks, pass 2 writes
 (softmax(x) - onehot(target)) / n_valid chunk by chunk. The (N, V) softmax is never materialized and backward is
-free when the incoming gradient is 1.0 (a plain `loss.backward()`), otherwise one in-place scaling pass.
+free when the incoming gradient is 1.0 (a plain `loss.backward()`: the scaling kernel sees that on the device and
+moves no data), otherwise one in-place scaling pass.
 
 Forward-only calls (no_grad, or logits that do not require grad) run pass 1 alone.
 """
@@ -96,12 +97,14 @@ def mean_loss_kernel(loss_ptr, target_ptr, out_ptr, N, ignore_index, BLOCK_N: tl
 
 @triton.jit
 def scale_grad_kernel(grad_ptr, grad_out_ptr, numel, BLOCK: tl.constexpr):
-    # Chain rule for a non-unit incoming gradient, in place on the buffer the forward pass wrote.
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < numel
-    g = tl.load(grad_ptr + offs, mask=mask).to(tl.float32)
+    # Chain rule for the incoming gradient, in place on the buffer the forward pass wrote. A unit gradient (a plain
+    # loss.backward()) is detected here, on the device: no host sync (.item()), and no read or write of N x V.
     go = tl.load(grad_out_ptr).to(tl.float32)
-    tl.store(grad_ptr + offs, (g * go).to(grad_ptr.dtype.element_ty), mask=mask)
+    if go != 1.0:
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < numel
+        g = tl.load(grad_ptr + offs, mask=mask).to(tl.float32)
+        tl.store(grad_ptr + offs, (g * go).to(grad_ptr.dtype.element_ty), mask=mask)
 
 
 def _launch_forward(logits: torch.Tensor, target: torch.Tensor, compute_grad: bool):
@@ -157,9 +160,9 @@ class CrossEntropyFunction(torch.autograd.Function):
             )
         ctx.used = True
         (grad,) = ctx.saved_tensors
-        # Skipping the scaling pass when grad_output == 1 costs one host sync and saves a read and a write of
-        # N x V.
-        if grad.numel() and grad_output.item() != 1.0:
+        # The kernel itself skips the pass when grad_output == 1 (no .item(): a host sync would stall the CPU's
+        # queueing of the rest of the backward pass).
+        if grad.numel():
             BLOCK = 4096
             scale_grad_kernel[(triton.cdiv(grad.numel(), BLOCK),)](
                 grad, grad_output, grad.numel(), BLOCK=BLOCK

@@ -25,6 +25,7 @@ FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": pps}, num_warps=w)
 _BWD = [triton.Config({}, num_warps=w) for w in (4, 8, 16)]
 BWD_CONFIGS = _BWD[:1] if INTERPRET else _BWD
 _SM_COUNT: dict[int, int] = {}
+_BEST: dict[tuple, dict] = {}  # autotune key -> the chosen config's launch kwargs
 
 
 def _prune_fwd(configs, named_args, **kwargs):
@@ -125,6 +126,20 @@ def _rows(t: torch.Tensor, N: int) -> torch.Tensor:
     return t2 if t2.stride(-1) == 1 else t2.contiguous()
 
 
+def _tuned_launch(kernel, key: tuple, grid_of, *args, **kwargs) -> None:
+    """Launch an autotuned kernel. Once it has picked a config for `key`, later calls launch that config directly:
+    the autotuner's per-call dispatch (argument dicts, key, cache lookup) is host time on every call."""
+    cfg = _BEST.get(key)
+    if cfg is None:
+        kernel[grid_of](*args, **kwargs)
+        best = getattr(kernel, "best_config", None)  # set by Triton's Autotuner.run (2.1 and later)
+        if best is not None:
+            _BEST[key] = best.all_kwargs() if hasattr(best, "all_kwargs") else \
+                {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
+        return
+    kernel.fn[grid_of(cfg)](*args, **kwargs, **cfg)
+
+
 def _forward(x: torch.Tensor, weight: torch.Tensor):
     """Launch the forward kernel: y (x's shape), plus what backward keeps (x as rows, weight, 1/rms per row)."""
     N = x.shape[-1]
@@ -137,11 +152,15 @@ def _forward(x: torch.Tensor, weight: torch.Tensor):
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     rstd = torch.empty((M,), dtype=torch.float32, device=x.device)
     if x2.numel():
-        sms = _sm_count(x.device)
-        cap = 2 if INTERPRET else None
-        tiles = lambda meta: triton.cdiv(M, meta["ROWS"])
-        grid = lambda meta: (tiles(meta) if meta["PPS"] == 0 else min(tiles(meta), cap or sms * meta["PPS"]),)
-        rms_norm_fwd_kernel[grid](x2, weight, y, rstd, M, N, x2.stride(0), y.stride(0), EPS, BLOCK_N=block_n)
+        sms = 2 if INTERPRET else _sm_count(x.device)  # interpreter: 2 programs, so the persistent loop loops
+
+        def grid(meta):
+            tiles = triton.cdiv(M, meta["ROWS"])
+            return (tiles if meta["PPS"] == 0 else min(tiles, sms * (1 if INTERPRET else meta["PPS"])),)
+
+        key = (N, block_n, x.dtype, weight.dtype, x.device.index)
+        _tuned_launch(rms_norm_fwd_kernel, key, grid, x2, weight, y, rstd, M, N, x2.stride(0), y.stride(0), EPS,
+                      BLOCK_N=block_n)
     return y.view(x.shape), x2, weight, rstd, block_n
 
 

@@ -26,6 +26,7 @@ CHUNK = 4096  # chunk width of the online path
 CONFIGS = [triton.Config({"ROWS": r, "PPS": pps}, num_warps=w)
            for r in (1, 2, 4, 8, 16) for w in (4, 8, 16) for pps in (64 // w, 0)]
 _SM_COUNT: dict[int, int] = {}
+_BEST: dict[tuple, dict] = {}  # autotune key -> the chosen config's launch kwargs
 
 
 def _prune(configs, named_args, **kwargs):
@@ -104,6 +105,20 @@ def _programs(device: torch.device) -> int:
     return _SM_COUNT[idx]
 
 
+def _tuned_launch(kernel, key: tuple, grid_of, *args, **kwargs) -> None:
+    """Launch an autotuned kernel. Once it has picked a config for `key`, later calls launch that config directly:
+    the autotuner's per-call dispatch (argument dicts, key, cache lookup) is host time on every call."""
+    cfg = _BEST.get(key)
+    if cfg is None:
+        kernel[grid_of](*args, **kwargs)
+        best = getattr(kernel, "best_config", None)  # set by Triton's Autotuner.run (2.1 and later)
+        if best is not None:
+            _BEST[key] = best.all_kwargs() if hasattr(best, "all_kwargs") else \
+                {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
+        return
+    kernel.fn[grid_of(cfg)](*args, **kwargs, **cfg)
+
+
 def reference(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dim of a 2-D tensor, in fp32, returned in x's dtype."""
     if x.dim() != 2:
@@ -115,8 +130,11 @@ def reference(x: torch.Tensor) -> torch.Tensor:
         block_n = triton.next_power_of_2(n) if single else CHUNK
         sms = _programs(x.device)
         pps_cap = 1 if x.device.type != "cuda" else None
-        blocks = lambda meta: triton.cdiv(m, meta["ROWS"])
-        grid = lambda meta: (blocks(meta) if meta["PPS"] == 0 else min(blocks(meta), sms * (pps_cap or meta["PPS"])),)
-        softmax_persistent_kernel[grid](out, x, m, n, x.stride(0), x.stride(1), out.stride(0),
-                                        BLOCK_N=block_n, SINGLE=single)
+
+        def grid(meta):
+            blocks = triton.cdiv(m, meta["ROWS"])
+            return (blocks if meta["PPS"] == 0 else min(blocks, sms * (pps_cap or meta["PPS"])),)
+
+        _tuned_launch(softmax_persistent_kernel, (n, block_n, single, x.dtype, x.device.index), grid, out, x, m, n,
+                      x.stride(0), x.stride(1), out.stride(0), BLOCK_N=block_n, SINGLE=single)
     return out

@@ -16,6 +16,23 @@ def _csv(s: str | None) -> list[str] | None:
     return [x.strip() for x in s.split(",") if x.strip()] if s else None
 
 
+def _sizes(s: str | None) -> dict[str, int] | None:
+    """--sizes batch_size=7,dim=1000 (or a JSON object) as {name: int}."""
+    if not s:
+        return None
+    if s.lstrip().startswith("{"):
+        return json.loads(s)
+    out: dict[str, int] = {}
+    for item in _csv(s) or []:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip() or not value.strip().isdigit():
+            from .errors import UsageError
+
+            raise UsageError(f"--sizes item {item!r}: write name=integer pairs, e.g. --sizes batch_size=7,dim=1000")
+        out[name.strip()] = int(value)
+    return out
+
+
 def _progress(quiet: bool) -> Any:
     def on_event(message: str, progress: float | None, total: float | None) -> None:
         if not quiet:
@@ -88,8 +105,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         rep = svc.validate(reference=args.reference, candidates=args.candidates, dtypes=_csv(args.dtypes),
                            trials=args.trials, seed=args.seed, tolerances=tol, cases=cases,
                            replace_cases=args.replace_cases, only_cases=_csv(args.only_cases), gradients=args.gradients,
-                           large_offsets=args.large_offsets, timeout_s=args.timeout, device=args.device,
-                           on_event=_progress(args.quiet or args.json))
+                           large_offsets=args.large_offsets, sizes=_sizes(args.sizes), timeout_s=args.timeout,
+                           device=args.device, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
     _emit(args, rep, _validation_text(rep))
@@ -103,7 +120,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         sweep = json.loads(args.sweep) if args.sweep else None
         rep = svc.benchmark(reference=args.reference, candidates=args.candidates, dtype=args.dtype, cases=cases,
                             sweep=sweep, compile=args.compile, cuda_graph=args.cuda_graph, repeats=args.repeats,
-                            timeout_s=args.timeout, device=args.device, on_event=_progress(args.quiet or args.json))
+                            sizes=_sizes(args.sizes), timeout_s=args.timeout, device=args.device, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
     _emit(args, rep, _bench_text(rep))
@@ -137,9 +154,14 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from .service import Service
+
+    # The first worker imports torch (seconds) while the MCP stack imports and the client initializes.
+    service = Service(args.workspace, devices=_csv(args.devices) if args.devices is not None else None)
+    service.pool.prestart()
     from .mcp_server import serve
 
-    serve(args.workspace, devices=_csv(args.devices) if args.devices is not None else None)
+    serve(args.workspace, service=service)
     return 0
 
 
@@ -169,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--only-cases", help="comma-separated case names to run, e.g. medium,odd_7")
     v.add_argument("--gradients", action="store_true")
     v.add_argument("--large-offsets", action="store_true")
+    v.add_argument("--sizes", help="KernelBench: module-level size overrides, e.g. batch_size=7,dim=1000")
     v.add_argument("--timeout", type=float, default=600)
     v.add_argument("--device", default=None)
     v.set_defaults(func=cmd_validate)
@@ -181,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sweep", help='JSON, e.g. \'{"param": "N", "values": [256, 1024], "shape": [4096, "N"]}\'')
     b.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
     b.add_argument("--cuda-graph", action="store_true")
+    b.add_argument("--sizes", help="KernelBench: time at these module-level sizes, e.g. batch_size=7,dim=1000")
     b.add_argument("--repeats", type=int, default=3)
     b.add_argument("--timeout", type=float, default=600)
     b.add_argument("--device", default=None)
@@ -200,9 +224,34 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--max-chars", type=int, default=12000)
     d.set_defaults(func=cmd_docs)
 
+    n = sub.add_parser("new", parents=[common], help="scaffold a task folder (reference.py, sidecar, stage files) "
+                       "from a KernelBench file or path/to/model.py:ClassName")
+    n.add_argument("source", help="a KernelBench problem file (copied unchanged), or path/to/model.py:ClassName")
+    n.add_argument("dest", nargs="?", help="the task folder (default: named after the problem or the class)")
+    n.add_argument("--inputs", help='for model.py:ClassName, e.g. "x=float32[batch=8,dim=1024]; idx=int64[batch](0,10)"')
+    n.add_argument("--init", help='constructor arguments for model.py:ClassName, e.g. "in_features=dim, out_features=64"')
+    n.add_argument("--force", action="store_true", help="replace existing files, backing each up as .bak-<timestamp>")
+    n.set_defaults(func=cmd_new)
+
     r = sub.add_parser("report", parents=[common], help="render a task's run journal as a markdown table")
     r.add_argument("task", nargs="?", help="task name (e.g. examples-softmax); omit to list tasks")
     r.set_defaults(func=cmd_report)
+
+    st = sub.add_parser("suite", parents=[common], help="validate (and on a GPU benchmark) every problem of a "
+                        "directory; resumable (references/task-format.md, Suites)")
+    st.add_argument("directory", help="DIR/<problem>/reference.py + candidates, or KernelBench level folders")
+    st.add_argument("--candidates-dir", help="KernelBench layout: folder of ModelNew files named like the problems")
+    st.add_argument("--name", help="suite name (journal under .pytorch-to-triton/suites/<name>/)")
+    st.add_argument("--problems", help="comma-separated problem names to run (default: all)")
+    st.add_argument("--redo", action="store_true", help="re-run problems already in the journal")
+    st.add_argument("--timeout", type=float, default=900, help="seconds per problem candidate (default 900)")
+    st.add_argument("--no-bench", action="store_true", help="validate only, no timings")
+    st.add_argument("--no-kernelbench", action="store_true", help="skip KernelBench's plain criterion")
+    st.add_argument("--trials", type=int, default=3)
+    st.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
+    st.add_argument("--repeats", type=int, default=3)
+    st.add_argument("--sizes", help='JSON: one set {"batch_size": 7} or per problem {"gelu": {"dim": 1000}}')
+    st.set_defaults(func=cmd_suite)
 
     try:
         from .install import register_cli
@@ -211,6 +260,36 @@ def build_parser() -> argparse.ArgumentParser:
     except ImportError:
         pass
     return p
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from .scaffold import scaffold
+
+    root = Path(args.workspace or ".").resolve()
+    res = scaffold(args.source, args.dest, inputs=args.inputs, init=args.init, force=args.force, root=root)
+    if args.json:
+        print(json.dumps({"folder": str(res.folder), "kind": res.kind, "written": [str(p) for p in res.written],
+                          "kept": [str(p) for p in res.kept], "backups": [str(p) for p in res.backups],
+                          "sizes": res.sizes, "notes": res.notes}, indent=2))
+    else:
+        print(res.summary(root))
+    return 0
+
+
+def cmd_suite(args: argparse.Namespace) -> int:
+    from .suite import run_suite
+
+    svc = _service(args)
+    try:
+        rep = run_suite(svc, directory=args.directory, candidates_dir=args.candidates_dir, name=args.name,
+                        problems=_csv(args.problems), redo=args.redo, timeout_s=args.timeout,
+                        benchmark=not args.no_bench, kernelbench=not args.no_kernelbench, trials=args.trials,
+                        compile=args.compile, repeats=args.repeats,
+                        sizes=json.loads(args.sizes) if args.sizes else None, on_event=_progress(args.quiet or args.json))
+    finally:
+        svc.close()
+    _emit(args, rep, rep.summary + "\n\n" + rep.markdown + f"\nresults: {rep.results_file}\njournal: {rep.journal}")
+    return 0 if rep.ok else 1
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -1,7 +1,14 @@
-"""The run journal: one JSONL per task under .pytorch-to-triton/journal/, rendered as a markdown table."""
+"""The run journal: one JSONL per task under .pytorch-to-triton/journal/, rendered as a markdown table.
+
+Each entry records the sha256 of the files it ran (reference, candidate, task sidecar), so the report can tell a
+result about the files as they are now from one about an older version ("stale"). A task is its reference: the
+folder of a reference.py, or the reference file's own path; validations, benchmarks and audits of one task (an
+audit of a file inside a task folder included) land in one journal.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -12,9 +19,11 @@ from .errors import UsageError
 from .workspace import atomic_write
 
 _LOCK = threading.Lock()
+_REFERENCE_NAMES = ("reference", "ref")
 
 
 def journal_dir(root: Path) -> Path:
+    """Where the per-task JSONL files live."""
     return Path(root) / ".pytorch-to-triton" / "journal"
 
 
@@ -26,9 +35,74 @@ def task_id(reference: Path, root: Path) -> str:
     except ValueError:
         rel = Path(Path(reference).name)
     parts = list(rel.with_suffix("").parts)
-    if len(parts) > 1 and parts[-1] in ("reference", "ref"):
+    if len(parts) > 1 and parts[-1] in _REFERENCE_NAMES:
         parts = parts[:-1]
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join(parts)).strip("-.") or "task"
+
+
+def find_reference(path: Path) -> Path | None:
+    """The reference of the task folder a file sits in: reference.py there, else the one *.p2t.toml's reference."""
+    folder = Path(path).resolve().parent
+    for name in _REFERENCE_NAMES:
+        p = folder / f"{name}.py"
+        if p.is_file() and p != Path(path).resolve():
+            return p
+    from .sidecar import SUFFIX, reference_for
+
+    refs = [reference_for(s) for s in folder.glob(f"*{SUFFIX}")]
+    refs = [r for r in refs if r.is_file() and r != Path(path).resolve()]
+    return refs[0] if len(refs) == 1 else None
+
+
+def sha256_file(path: Path) -> str | None:
+    """sha256 of a file's bytes, None when it does not exist."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def task_files(root: Path, reference: Path, candidate: Path) -> list[Path]:
+    """The files a result depends on: reference, candidate, the reference's sidecar, and the user's model file
+    that a scaffolded reference imports (the sidecar's `source = "path/model.py:Class"`)."""
+    from .scaffold import split_spec
+    from .sidecar import load, path_for
+
+    files = [Path(reference), Path(candidate), path_for(reference)]
+    try:
+        side = load(Path(reference))
+        path, cls = split_spec(side.source) if side is not None and side.source else ("", None)
+    except UsageError:  # a bad sidecar is the tool's error to report, not the journal's
+        return files
+    model = (Path(root) / path).resolve()
+    if cls and model.is_file() and Path(root).resolve() in model.parents:
+        files.append(model)
+    return files
+
+
+def content_key(root: Path, paths: list[Path]) -> dict[str, Any]:
+    """{'files': {relative path: sha256 or None when absent}, 'key': sha256 over them}.
+
+    An absent file is recorded too (a sidecar written after the run changes what a run would use)."""
+    files: dict[str, str | None] = {}
+    for p in paths:
+        try:
+            rel = str(Path(p).resolve().relative_to(Path(root).resolve()))
+        except ValueError:
+            rel = str(p)
+        files[rel] = sha256_file(p)
+    key = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    return {"files": files, "key": key}
+
+
+def changed_files(root: Path, entry: dict[str, Any]) -> list[str]:
+    """The files of an entry whose content differs now (or which are gone); [] for an entry without hashes."""
+    out = []
+    for rel, digest in (entry.get("files") or {}).items():
+        now = sha256_file(Path(root) / rel)
+        if now != digest:
+            out.append(f"{Path(rel).name} {'deleted' if now is None else 'added' if digest is None else 'changed'}")
+    return out
 
 
 def _path(root: Path, task: str) -> Path:
@@ -50,6 +124,7 @@ def append_entry(root: Path, task: str, entry: dict[str, Any]) -> Path:
 
 
 def read_entries(root: Path, task: str) -> list[dict[str, Any]]:
+    """Every entry of a task's journal, oldest first (unreadable lines skipped)."""
     path = _path(root, task)
     if not path.exists():
         raise UsageError(f"no journal for task {task!r}; known tasks: {', '.join(list_tasks(root)) or 'none yet'}")
@@ -63,6 +138,7 @@ def read_entries(root: Path, task: str) -> list[dict[str, Any]]:
 
 
 def list_tasks(root: Path) -> list[str]:
+    """The tasks that have a journal."""
     d = journal_dir(root)
     return sorted(p.stem for p in d.glob("*.jsonl")) if d.is_dir() else []
 
@@ -71,30 +147,76 @@ def _fmt(v: Any, spec: str, suffix: str = "") -> str:
     return "–" if v is None else f"{v:{spec}}{suffix}"
 
 
+def _current(root: Path, entries: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    """The latest entry about the files as they are now, else the latest one and what changed since."""
+    for e in reversed(entries):
+        if "files" in e and not changed_files(root, e):
+            return e, []
+    return entries[-1], changed_files(root, entries[-1])
+
+
+def _stale(changed: list[str]) -> str:
+    return f" **stale** ({', '.join(changed)})" if changed else ""
+
+
+def _notes(root: Path, entries: list[dict[str, Any]]) -> str:
+    ref = next((e.get("reference") for e in reversed(entries) if e.get("reference")), None)
+    if not ref:
+        return ""
+    from .sidecar import load
+
+    try:
+        side = load(Path(root) / ref)
+    except UsageError as e:
+        return f"sidecar: {e}"
+    return side.notes if side is not None else ""
+
+
 def render_report(root: Path, task: str) -> str:
-    """Stage by stage: the latest validation verdict, benchmark figures and audit counts."""
+    """Stage by stage: the validation verdict, benchmark figures and audit counts for the files as they are now."""
     entries = read_entries(root, task)
-    stages: dict[str, dict[str, Any]] = {}
-    plot = None
+    by_stage: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for e in entries:
-        row = stages.setdefault(e.get("stage", "?"), {})
-        tool = e.get("tool")
-        if tool == "run_validation":
-            row["validation"] = ("PASS" if e.get("ok") else "FAIL") + (" (interpreter)" if e.get("interpreter") else "")
-        elif tool == "run_benchmark":
-            row.update({k: e.get(k) for k in ("median_ms", "speedup_vs_eager", "speedup_vs_compile", "pct_peak_bw",
-                                              "case")})
-            plot = e.get("plot") or plot
-        elif tool == "audit_kernel":
+        by_stage.setdefault(e.get("stage", "?"), {}).setdefault(e.get("tool", "?"), []).append(e)
+    lines = [f"# Run journal: {task}", ""]
+    ref = next((e.get("reference") for e in reversed(entries) if e.get("reference")), None)
+    if ref:
+        lines.append(f"Reference: `{ref}`. {len(entries)} tool calls recorded.")
+    else:
+        lines.append(f"{len(entries)} tool calls recorded.")
+    notes = _notes(root, entries)
+    if notes:
+        lines += ["", "Notes (task sidecar):", "", *(f"> {n}" if n else ">" for n in notes.splitlines())]
+    lines += ["", "| stage | validation | median ms | vs eager | vs torch.compile | % peak BW | % peak FLOPs | audit |",
+              "|---|---|---|---|---|---|---|---|"]
+    plot = None
+    any_stale = False
+    for stage, tools in by_stage.items():
+        val = audit = "–"
+        bench = ""
+        b: dict[str, Any] = {}
+        if "run_validation" in tools:
+            e, changed = _current(root, tools["run_validation"])
+            val = ("PASS" if e.get("ok") else "FAIL") + (" (interpreter)" if e.get("interpreter") else "") + \
+                _stale(changed)
+            any_stale |= bool(changed)
+        if "run_benchmark" in tools:
+            b, changed = _current(root, tools["run_benchmark"])
+            bench = _stale(changed)
+            any_stale |= bool(changed)
+            plot = b.get("plot") or plot
+        if "audit_kernel" in tools:
+            e, changed = _current(root, tools["audit_kernel"])
             c = e.get("audit_counts") or {}
-            row["audit"] = f"P0 {c.get('P0', 0)} / P1 {c.get('P1', 0)} / P2 {c.get('P2', 0)}"
-    lines = [f"# Run journal: {task}", "", f"{len(entries)} tool calls recorded.", "",
-             "| stage | validation | median ms | vs eager | vs torch.compile | % peak BW | audit |",
-             "|---|---|---|---|---|---|---|"]
-    for stage, r in stages.items():
-        lines.append(f"| {stage} | {r.get('validation', '–')} | {_fmt(r.get('median_ms'), '.4f')} | "
-                     f"{_fmt(r.get('speedup_vs_eager'), '.2f', '×')} | {_fmt(r.get('speedup_vs_compile'), '.2f', '×')} | "
-                     f"{_fmt(r.get('pct_peak_bw'), '.1f', '%')} | {r.get('audit', '–')} |")
+            audit = f"P0 {c.get('P0', 0)} / P1 {c.get('P1', 0)} / P2 {c.get('P2', 0)}" + _stale(changed)
+            any_stale |= bool(changed)
+        lines.append(f"| {stage} | {val} | {_fmt(b.get('median_ms'), '.4f')}{bench} | "
+                     f"{_fmt(b.get('speedup_vs_eager'), '.2f', '×')} | {_fmt(b.get('speedup_vs_compile'), '.2f', '×')} | "
+                     f"{_fmt(b.get('pct_peak_bw'), '.1f', '%')} | {_fmt(b.get('pct_peak_flops'), '.1f', '%')} | "
+                     f"{audit} |")
+    if any_stale:
+        lines += ["", "**stale**: the file changed since that result (hashes differ); run the tool again on the "
+                  "current files before quoting it."]
     if plot:
         lines += ["", f"![benchmark plot]({plot})"]
     return "\n".join(lines) + "\n"

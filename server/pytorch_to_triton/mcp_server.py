@@ -24,7 +24,7 @@ from pydantic import Field
 
 from . import __version__
 from .errors import P2TError
-from .schemas import AuditResult, BenchmarkReport, CaseSpec, DocsReport, Tolerance, ValidationReport
+from .schemas import AuditResult, BenchmarkReport, CaseSpec, DocsReport, SuiteReport, Tolerance, ValidationReport
 from .service import Service
 from .skill_files import references_dir
 
@@ -116,7 +116,9 @@ def build_server(service: Service) -> MCPServer:
                                                      "name or 'candidate'")] = None,
         dtypes: Annotated[list[str] | None, Field(description="dtypes to check, e.g. ['float32','bfloat16']; default "
                                                   "the reference's DTYPES")] = None,
-        cases: Annotated[list[CaseSpec] | None, Field(description="extra cases (or replacements with replace_cases)")] = None,
+        cases: Annotated[list[CaseSpec] | None, Field(description="extra cases (or replacements with replace_cases); "
+                                                      "KernelBench: named size overrides, e.g. [{'name': 'odd', "
+                                                      "'sizes': {'batch_size': 7}}]")] = None,
         replace_cases: Annotated[bool, Field(description="run only `cases`, not the reference's SHAPES")] = False,
         only_cases: Annotated[list[str] | None, Field(description="run only these case names (e.g. the failing "
                                                       "one)")] = None,
@@ -127,6 +129,10 @@ def build_server(service: Service) -> MCPServer:
                                     "or {'float32': 'tf32'} for fp32 tl.dot")] = None,
         gradients: Annotated[bool, Field(description="also compare input gradients (autograd.Function candidates)")] = False,
         large_offsets: Annotated[bool, Field(description="add a case past 2**31 elements (GPU, if memory allows)")] = False,
+        sizes: Annotated[dict[str, int] | None, Field(description="KernelBench references: override the problem's "
+                                                      "module-level sizes, e.g. {'batch_size': 7, 'dim': 1000}, for the main "
+                                                      "case (no-GPU shrinking leaves them alone; odd/small/1/0 "
+                                                      "variants still vary them); a case's `sizes` go on top")] = None,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit per candidate")] = 600,
         device: Annotated[str | None, Field(description="worker device, e.g. 'cuda:1'; default any idle one")] = None,
     ) -> Annotated[CallToolResult, ValidationReport]:
@@ -138,7 +144,7 @@ def build_server(service: Service) -> MCPServer:
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, dtypes=dtypes, cases=cases, replace_cases=replace_cases,
                          only_cases=only_cases, trials=trials, seed=seed, tolerances=tolerances, gradients=gradients,
-                         large_offsets=large_offsets, timeout_s=timeout_s, device=device)
+                         large_offsets=large_offsets, sizes=sizes, timeout_s=timeout_s, device=device)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # logging is deprecated in 2026-07 MCP, still read by older clients
             await ctx.info(rep.summary.splitlines()[0])
@@ -167,6 +173,8 @@ def build_server(service: Service) -> MCPServer:
                            Field(description="torch.compile mode of the reference baseline")] = "default",
         cuda_graph: Annotated[bool, Field(description="time with CUDA graphs (tiny kernels, launch-bound)")] = False,
         repeats: Annotated[int, Field(ge=1, le=20, description="independent repetitions, for the spread")] = 3,
+        sizes: Annotated[dict[str, int] | None, Field(description="KernelBench references: time at these module-level "
+                                                      "sizes instead of the problem's own, e.g. {'batch_size': 7}")] = None,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit")] = 600,
         device: Annotated[str | None, Field(description="GPU to use, e.g. 'cuda:0'")] = None,
     ) -> Annotated[CallToolResult, BenchmarkReport]:
@@ -176,7 +184,7 @@ def build_server(service: Service) -> MCPServer:
         rep = await _run(ctx, service.benchmark, reference=reference, candidates=candidates,
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, cases=cases, sweep=sweep, dtype=dtype, compile=compile,
-                         cuda_graph=cuda_graph, repeats=repeats, timeout_s=timeout_s, device=device)
+                         cuda_graph=cuda_graph, repeats=repeats, sizes=sizes, timeout_s=timeout_s, device=device)
         return _result(rep, rep.summary or rep.verdict, rep.plot)
 
     @server.tool(
@@ -201,9 +209,55 @@ def build_server(service: Service) -> MCPServer:
                          timeout_s=timeout_s)
         return _result(rep, rep.markdown or rep.summary)
 
+    _register_suite_tool(server, service)
     _register_resources(server, service)
     _register_prompts(server)
+    _register_scaffold_prompt(server, service)
     return server
+
+
+def _register_suite_tool(server: MCPServer, service: Service) -> None:
+    from .suite import run_suite as suite_fn
+
+    @server.tool(
+        name="run_suite",
+        title="Score a whole directory of problems (validation, KernelBench criterion, benchmark)",
+        annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=True, open_world_hint=False,
+                                    destructive_hint=False),
+    )
+    async def run_suite(
+        ctx: Context,
+        directory: Annotated[str, Field(description="DIR/<problem>/reference.py with candidate files beside it, or "
+                                        "KernelBench level folders (with candidates_dir)")],
+        candidates_dir: Annotated[str | None, Field(description="KernelBench layout: folder of ModelNew files named "
+                                                    "like the problems (level1/19_ReLU.py)")] = None,
+        name: Annotated[str | None, Field(description="suite name; its journal is .pytorch-to-triton/suites/<name>/")]
+        = None,
+        problems: Annotated[list[str] | None, Field(description="only these problem names")] = None,
+        redo: Annotated[bool, Field(description="re-run problems already journaled (default: resume, skip them)")]
+        = False,
+        timeout_s: Annotated[float, Field(ge=1, le=3600, description="limit per problem candidate (validation + "
+                                          "KernelBench criterion + benchmark)")] = 900,
+        benchmark: Annotated[bool, Field(description="time validated candidates on a GPU vs eager and "
+                                         "torch.compile")] = True,
+        kernelbench: Annotated[bool, Field(description="also run KernelBench's plain criterion (5 seeds, allclose "
+                                           "1e-2)")] = True,
+        trials: Annotated[int, Field(ge=1, le=20, description="validation trials per case")] = 3,
+        compile: Annotated[Literal["default", "max-autotune", "reduce-overhead", "none"],
+                           Field(description="torch.compile mode of the baseline")] = "default",
+        repeats: Annotated[int, Field(ge=1, le=20, description="benchmark repetitions")] = 3,
+        sizes: Annotated[dict[str, Any] | None, Field(description="size overrides: one set for all, e.g. "
+                                                      "{'batch_size': 7}, or per problem {'gelu': {'dim': 1000}}")]
+        = None,
+    ) -> Annotated[CallToolResult, SuiteReport]:
+        """Score every candidate of every problem in a directory: run_validation, KernelBench's own criterion beside
+        it, and run_benchmark vs eager and torch.compile when it validated (GPU). Resumable: finished problems are
+        journaled and skipped on the next call unless redo=true. Returns a markdown table, fast_p for p = 0, 1, 1.5, 2
+        against both baselines, and a speedup plot."""
+        rep = await _run(ctx, suite_fn, service=service, directory=directory, candidates_dir=candidates_dir,
+                         name=name, problems=problems, redo=redo, timeout_s=timeout_s, benchmark=benchmark,
+                         kernelbench=kernelbench, trials=trials, compile=compile, repeats=repeats, sizes=sizes)
+        return _result(rep, rep.summary + "\n\n" + rep.markdown, rep.plot)
 
 
 def _no_cancel(fn: Callable[..., T]) -> Callable[..., T]:
@@ -249,7 +303,10 @@ def _register_prompts(server: MCPServer) -> None:
         return (
             f"Convert {what} in {path} to Triton following the pytorch-to-triton skill (SKILL.md). Steps: call "
             "fetch_triton_docs; read the code and record assumptions (shapes, dtypes, device); write reference.py in "
-            "the task format (resource p2t://references/task-format.md); write stage1.py (naive, correct) and call "
+            "the task format (resource p2t://references/task-format.md), or, for a KernelBench file or an nn.Module "
+            "class, scaffold the task with the new-task prompt (`pytorch-to-triton new`) and keep that file "
+            "unchanged (notes, cases, sizes, tolerances go in reference.p2t.toml); write stage1.py (naive, correct) "
+            "and call "
             "run_validation; then stage2.py (basic optimization) with run_validation and run_benchmark against "
             "stage1; then stage3.py (advanced) with run_validation and run_benchmark against torch.compile; finish "
             "with audit_kernel and show the run journal (resource p2t://report/<task>)."
@@ -265,10 +322,33 @@ def _register_prompts(server: MCPServer) -> None:
         )
 
 
-def serve(workspace: Path | str = ".", devices: list[str] | None = None) -> None:
-    """Run the stdio server until the client disconnects."""
+def _register_scaffold_prompt(server: MCPServer, service: Service) -> None:
+    @server.prompt(name="new-task", title="Start a task from a KernelBench file or your nn.Module")
+    def new_task(source: str, inputs: str = "", init: str = "", dest: str = "") -> str:
+        """Scaffold a task folder (reference.py unchanged, reference.p2t.toml, stage1-3.py), then convert it.
+        source: a KernelBench file, or path/to/model.py:ClassName with inputs such as "x=float32[batch=8,dim=1024]"."""
+        from .scaffold import scaffold
+
+        try:
+            made = scaffold(source, dest or None, inputs=inputs or None, init=init or None,
+                            root=service.ws.root).summary(service.ws.root)
+        except P2TError as e:
+            made = f"pytorch-to-triton new {source} did not scaffold: {e}"
+        return (
+            f"{made}\n\nConvert this task following the pytorch-to-triton skill (SKILL.md). reference.py and the "
+            "problem or model file stay unchanged: write your assumptions in the sidecar's notes, extra cases, "
+            "size overrides and tolerances (each with a reason) in reference.p2t.toml (resource "
+            "p2t://references/task-format.md). Fill stage1.py and call run_validation on it; then stage2.py and "
+            "stage3.py, each validated, benchmarked on a GPU (run_benchmark) and audited (audit_kernel); finish "
+            "with the run journal (resource p2t://report/<task>)."
+        )
+
+
+def serve(workspace: Path | str = ".", devices: list[str] | None = None, service: Service | None = None) -> None:
+    """Run the stdio server until the client disconnects (on `service` when given: its worker may be running)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    service = Service(workspace, devices=devices)
+    service = service or Service(workspace, devices=devices)
+    service.pool.prestart()  # no-op when already started: the first call must not wait for torch's import
     try:
         build_server(service).run("stdio")
     finally:

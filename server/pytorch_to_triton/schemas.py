@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Open(BaseModel):
@@ -16,7 +16,10 @@ class CaseSpec(BaseModel):
     """A user-supplied validation or benchmark case."""
 
     name: str | None = Field(None, description="case name, e.g. 'big_rows'")
-    shape: list[int] | dict[str, int] = Field(description="the case's shape as make_inputs expects it, e.g. [4096, 1000]")
+    shape: list[int] | dict[str, int] | None = Field(None, description="the case's shape as make_inputs expects it, "
+                                                     "e.g. [4096, 1000] (function-form references)")
+    sizes: dict[str, int] | None = Field(None, description="KernelBench references: module-level size overrides for "
+                                         "this case, e.g. {'batch_size': 7}, on top of the main case's sizes")
     dtype: str | None = Field(None, description="dtype for this case only, e.g. 'bfloat16'")
     scale: float = Field(1.0, description="magnitude of random values (e.g. 1e4 to test overflow)")
 
@@ -58,6 +61,15 @@ class CaseResult(_Open):
     unwritten: int | None = None
     worst: list[dict[str, Any]] = []
     error: dict[str, Any] | None = None
+    peak_mem_bytes: int | None = Field(None, description="peak memory of this case (CUDA max_memory_allocated; on "
+                                       "CPU the host RSS high-water mark), to set against io_bytes")
+    io_bytes: int | None = Field(None, description="bytes of the case's inputs plus the reference's outputs")
+    # Filled by the worker when they apply (typed loosely: the output must never fail over a diagnostic).
+    launches: Any = Field(None, description="Triton launches the candidate made in this case")
+    outputs: Any = Field(None, description="per output: the metrics above plus the rtol/atol used")
+    mem_estimate_bytes: Any = Field(None, description="memory the case was estimated to need before it ran")
+    peak_mem_source: Any = Field(None, description="what peak_mem_bytes measured")
+    skipped: Any = Field(None, description="true when the reference rejects this variant (a note says why)")
 
 
 class CandidateReport(_Open):
@@ -70,6 +82,13 @@ class CandidateReport(_Open):
     notes: list[str] = []
     error: dict[str, Any] | None = None
     time_s: float | None = None
+    launched_kernels: Any = Field(None, description="names of the Triton kernels the candidate launched")
+    tf32: Any = Field(None, description="interpreter only: fp32 tl.dot executions and how TF32 was emulated")
+    worker_output: Any = Field(None, description="what the candidate printed (the worker's stdout/stderr, capped)")
+    worker_memory: Any = Field(None, description="device memory of the worker before/after the call (bytes)")
+    worker_device: Any = Field(None, description="the worker slot that ran it, e.g. 'cuda:0' or 'cpu'")
+    worker_restarts: Any = Field(None, description="how often that slot's worker was replaced so far")
+    runtime: Any = Field(None, description="the worker's device, interpreter flag and versions")
 
 
 class ValidationReport(_Open):
@@ -87,6 +106,7 @@ class ValidationReport(_Open):
     runtime: dict[str, Any] = {}
     reproduce: str = Field("", description="CLI command that reproduces this run")
     summary: str = ""
+    sidecar: Any = Field(None, description="the task sidecar read beside the reference: file, what was used, notes")
 
 
 class Timing(_Open):
@@ -115,6 +135,18 @@ class Timing(_Open):
     suspect: list[str] = []
     error: str | None = None
     autotune: dict[str, Any] | None = None
+    x: float | None = None  # the swept value (sweep runs)
+    shape: list[list[int]] = []
+    dtype: str | None = None
+    input_sets: int | None = None  # input sets rotated between calls (small cases: defeat L2 reuse)
+    timer: str | None = None
+    bytes: float | None = None  # bytes the case moves (the GB/s numerator)
+    flops: float | None = None  # FLOPs of the case (None: no matmul/conv/attention work)
+    bytes_source: str | None = None  # "declared" (reference BYTES / sidecar) or "counted"
+    flops_source: str | None = None  # "declared" (FLOPS) or "counted" (FlopCounterMode); None without FLOPs
+    roofline_ms: float | None = None  # the least time this GPU needs for bytes and flops at its measured peaks
+    info: list[str] = []  # facts worth a look that cast no doubt on the number (e.g. a large win over eager)
+    patched: list[str] | None = None
 
 
 class BenchmarkReport(_Open):
@@ -132,6 +164,32 @@ class BenchmarkReport(_Open):
     results_file: str | None = None
     reproduce: str = ""
     summary: str = ""
+    sidecar: Any = Field(None, description="the task sidecar read beside the reference: file, what was used, notes")
+
+
+class AuditFinding(_Open):
+    """One audit finding. `check` names it, as in run_validation's findings; `id` is its deprecated alias."""
+
+    check: str = Field(description="the check's name, e.g. 'unmasked_access' (audit-guide.md has one entry per name)")
+    id: str | None = Field(None, description="deprecated alias of `check` (its older name); read `check`")
+    category: str
+    severity: Literal["P0", "P1", "P2", "info"]  # info: a host-code note (AuditResult.host_code), never a problem
+    file: str
+    line: int
+    function: str | None = None
+    evidence: str = ""
+    why: str = ""
+    fix: str = ""
+    snippet: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name(cls, data: Any) -> Any:
+        # The audit package names the field `id`; every tool's output names it `check` (and keeps `id`).
+        if isinstance(data, dict):
+            name = data.get("check") or data.get("id")
+            data = {**data, "check": name, "id": name}
+        return data
 
 
 class AuditResult(_Open):
@@ -140,12 +198,19 @@ class AuditResult(_Open):
     file: str
     verdict: str
     counts: dict[str, Any] = {}
-    findings: list[dict[str, Any]] = []
+    findings: list[AuditFinding] = []
+    host_code: list[AuditFinding] = Field(default_factory=list, description=(
+        "honesty checks of a file that is not a benchmark candidate (no ModelNew, no reference=): information about "
+        "its host code at severity 'info', not problems and not counted"))
+    candidate: bool = False
     checked: list[str] = []
     not_checked: list[str] = []
     compiled: list[dict[str, Any]] = []
     markdown: str = ""
     summary: str = ""
+    kernels: Any = Field(None, description="per @triton.jit function: name, line, autotune, constexprs, helper, "
+                         "launched")
+    task_notes: Any = Field(None, description="the task sidecar's notes (the assistant's assumptions), when found")
 
 
 class DocsReport(_Open):
@@ -159,4 +224,63 @@ class DocsReport(_Open):
     warnings: list[str] = []
     sections: list[dict[str, Any]] = []
     truncated: bool = False
+    summary: str = ""
+    pages_cached_files: Any = Field(None, description="how many per-page files the cache holds besides `files`")
+
+
+class SuiteRow(_Open):
+    """One (problem, candidate) of a suite: our verdict, KernelBench's plain criterion, the timings."""
+
+    problem: str
+    candidate: str
+    key: str = Field(description="content hash of reference + candidate (+ settings): the resume key")
+    verdict: Literal["pass", "fail", "error", "no candidate", "not run"]
+    failing_check: str | None = Field(None, description="the first failing check (fix it first), e.g. 'mismatch'")
+    failing_checks: list[str] = Field([], description="every failing check, in the order to fix them")
+    message: str = ""
+    kernelbench: Literal["pass", "fail", "n/a", "skipped"] = Field(
+        "skipped", description="KernelBench's criterion (5 seeds, torch.allclose at atol=rtol=1e-2) for the same file")
+    kernelbench_detail: str = ""
+    median_ms: float | None = None
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+    pct_peak: float | None = Field(None, description="% of this GPU's measured peak (bandwidth or bf16 FLOP/s, "
+                                   "whichever is higher)")
+    peak_mem_mb: float | None = Field(None, description="GPU memory: the candidate's own call when timed, else the "
+                                      "largest validation case's peak (harness copies included)")
+    timed: bool = False
+    device: str = ""
+    interpreter: bool = False
+    time_s: float = 0.0
+    resumed: bool = Field(False, description="taken from the suite's journal, not re-run")
+    notes: list[str] = []
+
+
+class SuiteReport(_Open):
+    """run_suite's result: one row per (problem, candidate), fast_p against both baselines, the spread of the work."""
+
+    ok: bool = Field(description="true when every problem ran to a verdict (a failing kernel is still a verdict)")
+    name: str
+    directory: str
+    layout: str
+    problems: int
+    rows: list[SuiteRow]
+    counts: dict[str, int] = {}
+    fast_p: dict[str, dict[str, float | None]] = Field(
+        {}, description="{'eager': {'0': share, '1': ..., '1.5': ..., '2': ...}, 'torch.compile': {...}}: share of "
+        "problems whose best validated candidate is more than p times faster (p = 0: validated at all)")
+    kernelbench_fast_0: float | None = Field(None, description="share of problems with a candidate passing "
+                                             "KernelBench's criterion alone")
+    caught_by_stricter_checks: list[str] = Field([], description="candidates KernelBench's criterion passes and our "
+                                                 "validation fails")
+    spread: dict[str, Any] = Field({}, description="how the work was spread over the workers (devices, per device)")
+    interpreter: bool = False
+    journal: str = ""
+    results_file: str | None = None
+    markdown_file: str | None = None
+    plot: str | None = None
+    markdown: str = ""
+    notes: list[str] = []
     summary: str = ""

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from . import sidecar
 from .errors import UsageError, WorkerError
 from .schemas import (
     AuditResult,
@@ -70,9 +71,30 @@ def _cases(cases: list[Any] | None) -> list[dict[str, Any]]:
         shape = c.get("shape")
         if isinstance(shape, list) and any((not isinstance(s, int)) or s < 0 for s in shape):
             raise UsageError(f"case shape {shape} must be a list of non-negative integers")
+        if shape is None and c.get("sizes") is None:
+            raise UsageError(f"case {c.get('name') or c} needs a shape (function-form reference, e.g. [4096, 1000]) "
+                             "or sizes (KernelBench reference, e.g. {'batch_size': 7})")
+        if c.get("sizes") is not None:
+            c["sizes"] = check_sizes(c["sizes"], f"case {c.get('name') or '?'} sizes")
         if c.get("dtype"):
             _check_dtypes([c["dtype"]])
         out.append(c)
+    return out
+
+
+def check_sizes(sizes: Any, what: str = "sizes") -> dict[str, int]:
+    """KernelBench size overrides as {name: int >= 0} (the worker checks the names against the problem)."""
+    if sizes is None:
+        return {}
+    if hasattr(sizes, "model_dump"):
+        sizes = sizes.model_dump()
+    if not isinstance(sizes, dict):
+        raise UsageError(f"{what} must be an object of name: integer, e.g. {{'batch_size': 7, 'dim': 1000}}")
+    out: dict[str, int] = {}
+    for k, v in sizes.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise UsageError(f"{what}: {k} must be a non-negative integer, got {v!r}")
+        out[str(k)] = v
     return out
 
 
@@ -124,6 +146,7 @@ class Service:
         gradients: bool = False,
         large_offsets: bool = False,
         noncontiguous: bool | None = None,
+        sizes: dict[str, int] | None = None,
         timeout_s: float = VALIDATION_TIMEOUT_S,
         device: str | None = None,
         on_event: OnEvent | None = None,
@@ -131,6 +154,10 @@ class Service:
     ) -> ValidationReport:
         """Validate candidate files against a PyTorch reference over many cases (the stage gate)."""
         ref = self.source(reference, reference_code, "reference")
+        side = self._sidecar(ref) if reference_code is None else None
+        merged, side_used = sidecar.for_validation(side, dtypes=dtypes, cases=cases, tolerances=tolerances,
+                                                   sizes=sizes)  # explicit arguments win over the sidecar
+        dtypes, cases, tolerances, sizes = merged["dtypes"], merged["cases"], merged["tolerances"], merged["sizes"]
         cand_paths = [self.source(c, None, "candidate") for c in candidates or []]
         if candidate_code is not None:
             cand_paths.append(self.source(None, candidate_code, "candidate"))
@@ -149,6 +176,8 @@ class Service:
         }
         if noncontiguous is not None:
             base["noncontiguous"] = noncontiguous
+        if sizes:
+            base["sizes"] = check_sizes(sizes)
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
         for i, cand in enumerate(cand_paths):
@@ -167,13 +196,21 @@ class Service:
             except WorkerError as e:
                 if e.kind == "cancelled":
                     raise
+                if not runtime:  # the worker died before answering: where it ran comes from the slot
+                    runtime = dict(getattr(e, "runtime", None) or {})
+                    runtime["worker_device"] = getattr(e, "device", None)
                 reports.append(_worker_failure(display, e, self.ws.root))
         report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials))
         cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
                "--seed", str(seed), "--trials", str(trials)]
         if dtypes:
             cmd += ["--dtypes", ",".join(dtypes)]
+        if sizes:
+            cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
         report.reproduce = shlex.join(cmd)
+        if side is not None:
+            report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
+            report.summary += "\n" + side.describe(side_used)
         for cr in reports:
             self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
                           len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter})
@@ -195,6 +232,7 @@ class Service:
         compile: str = "default",
         cuda_graph: bool = False,
         repeats: int = 3,
+        sizes: dict[str, int] | None = None,
         warmup_ms: float = 25.0,
         rep_ms: float = 100.0,
         timeout_s: float = BENCHMARK_TIMEOUT_S,
@@ -204,6 +242,9 @@ class Service:
     ) -> BenchmarkReport:
         """Time candidates against eager PyTorch and torch.compile on the GPU, with roofline figures."""
         ref = self.source(reference, reference_code, "reference")
+        side = self._sidecar(ref) if reference_code is None else None
+        side_args, side_used = sidecar.for_benchmark(side, dtype=dtype, cases=cases, sizes=sizes)
+        dtype, cases, sizes = side_args["dtype"], side_args["cases"], side_args["sizes"]
         cand_paths = [self.source(c, None, "candidate") for c in candidates or []]
         if candidate_code is not None:
             cand_paths.append(self.source(None, candidate_code, "candidate"))
@@ -227,6 +268,9 @@ class Service:
             "dtype": dtype, "compile": compile, "cuda_graph": cuda_graph, "repeats": int(repeats),
             "warmup_ms": float(warmup_ms), "rep_ms": float(rep_ms), "peaks_file": str(self.ws.state_dir / "peaks.json"),
         }
+        args.update({k: v for k, v in side_args.items() if k in ("tolerances", "bytes_expr", "flops_expr") and v})
+        if sizes:
+            args["sizes"] = check_sizes(sizes)
 
         def fwd(msg: dict[str, Any]) -> None:
             if on_event is not None and msg.get("type") == "progress":
@@ -237,7 +281,8 @@ class Service:
         except WorkerError as e:
             if e.kind == "cancelled":
                 raise
-            return BenchmarkReport(ok=False, verdict=f"benchmark failed: {e.kind}: {e}", device=device or "?",
+            return BenchmarkReport(ok=False, verdict=f"benchmark failed: {e.kind}: {e}",
+                                   device=getattr(e, "device", None) or device or "?",
                                    reference=self.ws.relative(ref), notes=[e.stderr_tail[-2000:]] if e.stderr_tail else [],
                                    summary=f"benchmark failed ({e.kind}): {e}")
         if res.get("error_usage"):
@@ -249,7 +294,14 @@ class Service:
             cmd += ["--dtype", dtype]
         if cuda_graph:
             cmd.append("--cuda-graph")
+        if sizes:
+            cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
         report.reproduce = shlex.join(cmd)
+        if side is not None:
+            report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
+            report.notes.append(side.describe(side_used))
+            if report.summary:
+                report.summary += "\n" + side.describe(side_used)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         from . import journal
 
@@ -268,6 +320,10 @@ class Service:
                 "pct_peak_bw": t.pct_peak_bw, "pct_peak_flops": t.pct_peak_flops, "plot": report.plot,
                 "interpreter": False, "case": t.case})
         return report
+
+    def _sidecar(self, ref: Path) -> sidecar.Sidecar | None:
+        """The reference's task sidecar (<stem>.p2t.toml beside it), checked; a bad one is a UsageError."""
+        return sidecar.load(ref, self.ws.read_source(ref, what="reference"))
 
     def _has_gpu_hint(self) -> bool:
         return Path("/dev/nvidiactl").exists()
@@ -292,7 +348,8 @@ class Service:
         source = self.ws.read_source(src_path)
         if on_event:
             on_event("static analysis", 0, 2)
-        report = audit_source(source, self.ws.relative(src_path))
+        # With a task reference the file is a benchmark candidate: its honesty checks are findings, not notes.
+        report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None)
         compiled: list[dict[str, Any]] = []
         if compile and reference:
             ref = self.ws.resolve(reference, what="reference")
@@ -319,8 +376,23 @@ class Service:
         result = AuditResult.model_validate({**data, "compiled": compiled, "markdown": render_markdown(report)})
         result.summary = _audit_summary(result)
         counts = {k: v for k, v in (data.get("counts") or {}).items() if k in ("P0", "P1", "P2")}
-        if reference:
-            self._journal(self.ws.resolve(reference, what="reference"), "audit_kernel", self.ws.relative(src_path),
+        from . import journal
+
+        # The task: the reference given, else the task folder the audited file sits in (its reference.py).
+        task_ref = self.ws.resolve(reference, what="reference") if reference else (
+            journal.find_reference(src_path) if code is None else None)
+        if task_ref is not None:
+            try:
+                side = self._sidecar(task_ref)
+            except UsageError as e:  # a static audit still answers; the sidecar's error is said, not fatal here
+                side = None
+                result.not_checked.append(f"task sidecar ignored: {e}")
+            if side is not None and side.notes:  # the assistant's assumptions, to read next to the findings
+                result.task_notes = side.notes
+                head = f"task notes ({self.ws.relative(side.path)})"
+                result.summary += f"\n{head}: " + " ".join(side.notes.split())[:300]
+                result.markdown += f"\n\n**{head}:** " + " ".join(side.notes.split()) + "\n"
+            self._journal(task_ref, "audit_kernel", self.ws.relative(src_path),
                           {"ok": counts.get("P0", 0) == 0, "verdict": result.verdict, "audit_counts": counts})
         return result
 
@@ -367,6 +439,8 @@ class Service:
         try:
             from . import journal
 
+            # Keyed to the content it ran: the report marks the entry stale once one of these files changes.
+            entry.update(journal.content_key(self.ws.root, journal.task_files(self.ws.root, ref, self.ws.root / stage)))
             journal.append_entry(self.ws.root, journal.task_id(ref, self.ws.root), entry)
         except (OSError, ImportError):
             pass  # the journal is a convenience; never fail a tool call over it
@@ -396,13 +470,18 @@ def _worker_failure(display: str, e: WorkerError, root: Path) -> CandidateReport
     if where:
         msg += f" [at {where['file']}:{where['line']} in {where['function']}]"
     err = {"phase": "run", "type": e.kind, "message": msg, "stderr_tail": e.stderr_tail[-3000:],
-           "last_step": e.last_event, **(where or {})}
+           "last_step": e.last_event, "device": getattr(e, "device", None), **(where or {})}
     fix = {
         "timeout": "look for an endless loop (host code or a kernel loop bound), or raise timeout_s",
         "crashed": "the process died: a segfault, os._exit or a CUDA fault; see stderr_tail",
         "memory_limit": "the candidate allocated too much host memory",
         "process_limit": "the candidate started too many processes",
     }.get(e.kind, "")
+    progress = getattr(e, "progress", None)  # in-launch program counts (interpreter), trial_progress.py
+    if progress:
+        err["progress"] = progress
+        if progress.get("state") == "slow":
+            fix = "the kernel was still making progress: raise timeout_s or shrink the sizes"
     f = Finding(check=e.kind if e.kind in ("timeout", "crashed", "memory_limit", "process_limit") else "exception",
                 message=msg, case=e.last_event, fix=fix, evidence=where)
     return CandidateReport(candidate=display, ok=False, findings=[f], error=err)
@@ -416,17 +495,24 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
     for r in reports:
         fails = [f for f in r.findings if f.severity == "fail"]
         n_ok = sum(c.ok for c in r.cases)
+        extra = r.model_extra or {}
+        shrunk = (f" [KernelBench at sizes {', '.join(f'{k}={v}' for k, v in extra['sizes_used'].items())}: "
+                  "full size not run]") if extra.get("full_size_run") is False and extra.get("sizes_used") else ""
         if r.ok:
-            lines.append(f"PASS {r.candidate}: {n_ok}/{len(r.cases)} cases")
+            lines.append(f"PASS {r.candidate}: {n_ok}/{len(r.cases)} cases{shrunk}")
         else:
             f0 = fails[0] if fails else None
             what = f"{f0.check} ({f0.case}): {f0.message}" if f0 else (r.error or {}).get("message", "failed")
-            lines.append(f"FAIL {r.candidate}: {what}")
+            lines.append(f"FAIL {r.candidate}: {what}{shrunk}")
             if first_fix is None:
                 first_fix = f"{r.candidate}: {f0.fix or f0.message}" if f0 else what
-    interp = bool(runtime.get("interpreter", True))
+    # Where it ran, as the worker reported it (or, when every worker died first, as the slot's device says).
+    dev = str(runtime.get("worker_device") or runtime.get("device") or "?")
+    interp = bool(runtime["interpreter"]) if "interpreter" in runtime else dev.startswith("cpu")
     verdict = ("pass" if ok else "fail") + (" (Triton interpreter on CPU)" if interp else "")
-    summary = "\n".join([f"run_validation {verdict}: reference {ref}, seed {seed}, {trials} trial(s)", *lines])
+    where = "" if interp else f" on {dev}" + (f" ({runtime['gpu']})" if runtime.get("gpu") else "")
+    summary = "\n".join([f"run_validation {verdict}{where}: reference {ref}, seed {seed}, {trials} trial(s)",
+                         *lines])
     if first_fix:
         summary += f"\nfirst fix: {first_fix}"
     return ValidationReport(ok=ok, verdict=verdict, first_fix=first_fix, interpreter=interp,
@@ -437,9 +523,10 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
 def _audit_summary(r: AuditResult) -> str:
     c = r.counts or {}
     head = f"audit {r.file}: {r.verdict} (P0 {c.get('P0', 0)}, P1 {c.get('P1', 0)}, P2 {c.get('P2', 0)})"
-    top = [f"- [{f.get('severity')}] {f.get('category')} line {f.get('line')}: {f.get('id')} - {f.get('why', '')[:100]}"
-           for f in r.findings[:8]]
-    return "\n".join([head, *top, *(f"not checked: {n}" for n in r.not_checked)])
+    top = [f"- [{f.severity}] {f.category} line {f.line}: {f.check} - {f.why[:100]}" for f in r.findings[:8]]
+    host = [f"host code: {len(r.host_code)} note(s), information only ({', '.join(sorted({f.check for f in r.host_code}))})"
+            ] if r.host_code else []
+    return "\n".join([head, *top, *host, *(f"not checked: {n}" for n in r.not_checked)])
 
 
 def _plot(report: BenchmarkReport, path: Path, sweep: dict[str, Any] | None) -> str | None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from . import protocol
 from .errors import UsageError, WorkerError
+from .trial_progress import ProgressWatch
 
 EventCallback = Callable[[dict[str, Any]], None]
 
@@ -36,6 +37,9 @@ ENV_ALLOW = {
 ENV_ALLOW_PREFIXES = ("TRITON_", "LC_", "NCCL_", "CUBLAS_", "CUDNN_", "PYTORCH_")
 STDERR_TAIL_BYTES = 64 * 1024
 MAX_WORKER_PROCESSES = 64  # a fork bomb is killed when the worker's group grows past this
+# GPU memory a worker may keep allocated after a call (torch's own small state, a candidate's tiny cache) before
+# the server replaces it; a 1-8 GB case left behind is far above this.
+MEMORY_SLACK_BYTES = 64 << 20
 
 
 @dataclass
@@ -232,6 +236,8 @@ class WorkerSlot:
     _tail: StderrTail = field(default_factory=StderrTail)
     info: dict[str, Any] = field(default_factory=dict)
     _spare: _Spawned | None = None
+    last_runtime: dict[str, Any] | None = None  # what the worker last reported (device, interpreter, GPU)
+    memory_replacements: int = 0  # workers replaced because a call left GPU memory allocated
 
     # ---- process lifecycle -------------------------------------------------
     def _spawn(self) -> None:
@@ -239,13 +245,21 @@ class WorkerSlot:
         spare, self._spare = self._spare, None
         if spare is not None and spare.proc.poll() is None:
             sp = spare
-            self._ensure_spare()  # the next one warms up while this one serves
+            if self._next_id or self.restarts:  # the first call's prestarted worker: no spare until it answered
+                self._ensure_spare()  # the next one warms up while this one serves
         else:
             if spare is not None:
                 _reap_later(spare)
             sp = self._start_process()
         self.proc, self._to_worker, self._from_worker, self._tail, self._mem_limit = (
             sp.proc, sp.to_worker, sp.from_worker, sp.tail, sp.mem_limit)
+
+    def prestart(self) -> None:
+        """Start this slot's first worker now, in the background (torch imports while the client initializes);
+        the first call takes it over as the current worker."""
+        with self.lock:
+            if self.proc is None and self._spare is None:
+                self._spare = self._start_process()
 
     def _ensure_spare(self) -> None:
         """Start the standby worker if the slot has none (it imports torch and Triton, then waits)."""
@@ -357,6 +371,7 @@ class WorkerSlot:
         reader = protocol.LineReader(self._from_worker)
         deadline = time.monotonic() + timeout_s
         last_event: str | None = None
+        watch = ProgressWatch()  # in-launch program counts: tells a slow call from a stuck one
         next_check = 0.0
         assert self.proc is not None
         pid = self.proc.pid
@@ -368,13 +383,16 @@ class WorkerSlot:
             if now > deadline:
                 tail = self._stack_dump(pid, mark)
                 self.kill()
-                raise WorkerError(
+                err = WorkerError(
                     "timeout",
+                    watch.timeout_message(timeout_s, last_event) or
                     f"no result after {timeout_s:.0f} s (last step: {last_event or 'starting'}); the worker and "
                     "everything it started were killed. Look for an endless loop, or raise timeout_s",
                     tail,
                     last_event,
                 )
+                err.progress = watch.verdict()  # type: ignore[attr-defined]
+                raise err
             if now >= next_check:
                 next_check = now + 0.1
                 if _rss_bytes(pid) > self._mem_limit:
@@ -405,18 +423,25 @@ class WorkerSlot:
                         continue
                     kind = msg.get("type")
                     if kind in ("progress", "log"):
-                        last_event = msg.get("message") or last_event
+                        if not msg.get("interp_progress"):  # keep the step as the label; counts go to watch
+                            last_event = msg.get("message") or last_event
+                        watch.see(msg)
                         if on_event is not None:
                             on_event(msg)
                     elif kind == "result":
                         result = msg.get("result") or {}
                         result.setdefault("worker_output", self._tail.text(mark, limit=2000) if self._tail.total > mark else "")
+                        self.last_runtime = result.get("runtime") or self.last_runtime
                         if msg.get("worker_exiting"):
                             self.kill()  # its CUDA context is poisoned: the next call must get a fresh worker
+                        elif self._leaked(msg.get("memory")):
+                            result.setdefault("worker_memory", msg.get("memory"))["replaced"] = True
                         return result
                     elif kind == "error":
                         if msg.get("worker_exiting"):
                             self.kill()
+                        else:
+                            self._leaked(msg.get("memory"))
                         err = msg.get("error") or {}
                         if err.get("usage"):
                             raise UsageError(err.get("message", "bad input"))
@@ -432,6 +457,17 @@ class WorkerSlot:
                     tail = self._tail.text(mark, limit=16000)  # faulthandler's traceback + module list
                     self.kill()
                     raise WorkerError("crashed", _describe_exit(code, last_event), tail, last_event)
+
+    def _leaked(self, memory: dict[str, Any] | None) -> bool:
+        """Replace the worker when GPU memory stayed allocated after a call (more than MEMORY_SLACK_BYTES over
+        its baseline): the next call gets the warm spare instead of a device an earlier call filled."""
+        if not memory or memory.get("after") is None:
+            return False
+        if memory["after"] <= (memory.get("baseline") or 0) + MEMORY_SLACK_BYTES:
+            return False
+        self.memory_replacements += 1
+        self.kill()
+        return True
 
     def _stack_dump(self, pid: int, mark: int) -> str:
         """Ask a hung worker where it is (faulthandler dumps every thread's stack on SIGUSR1), then the tail."""
@@ -557,8 +593,18 @@ class WorkerPool:
             result["worker_device"] = slot.name
             result["worker_restarts"] = slot.restarts
             return result
+        except WorkerError as e:
+            # Where it ran, for a verdict that must not guess: the slot, and what its worker last reported.
+            e.device = slot.name
+            e.runtime = dict(slot.last_runtime or {"device": slot.name.split(":")[0],
+                                                   "interpreter": slot.name == "cpu"})
+            raise
         finally:
             self.release(slot)
+
+    def prestart(self) -> None:
+        """Start the first slot's worker ahead of the first call (the MCP server does, at start-up)."""
+        self.slots[0].prestart()
 
     def close(self) -> None:
         """Stop every worker."""

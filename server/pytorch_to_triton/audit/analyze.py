@@ -22,8 +22,11 @@ NOT_CHECKED = [
 ]
 
 
-def audit_source(source: str, filename: str = "<inline>") -> AuditReport:
-    """Audit Triton source statically (AST only; the code is never executed)."""
+def audit_source(source: str, filename: str = "<inline>", candidate: bool = False) -> AuditReport:
+    """Audit Triton source statically (AST only; the code is never executed).
+
+    `candidate`: the file is a benchmark candidate (audited with a task reference); a file that defines ModelNew
+    is one too. Only a candidate's honesty checks are findings; otherwise they are host-code information."""
     report = AuditReport(file=filename, checked=[c for c in CHECKS if c != "syntax_error"])
     try:
         tree = ast.parse(source, filename=filename)
@@ -36,7 +39,8 @@ def audit_source(source: str, filename: str = "<inline>") -> AuditReport:
         report.not_checked.append("everything else: the file does not parse")
         return report.finalize()
     model = FileModel(source, filename, tree)
-    ctx = AuditContext(model, report)
+    report.candidate = candidate or "ModelNew" in model.classes
+    ctx = AuditContext(model, report, report.candidate)
     reader = HostReader(model)
     dtypes = param_dtypes(model, reader)
     exact = exact_kernels(model)

@@ -84,6 +84,29 @@ CHECKS: dict[str, Check] = {c.id: c for c in [
        "keep the intermediate in registers (a variable) instead of a buffer",
        "y = x * scale          # stays in registers\nz = tl.exp(y - tl.max(y, axis=0))\n"
        "tl.store(out_ptr + offs, z, mask=mask)"),
+    _c("block_ptr_boundary", "correctness", "P0", "block-pointer load/store without boundary_check",
+       "tl.load/tl.store of a tl.make_block_ptr without boundary_check touches the whole block: when the "
+       "dimension (a sequence length, M, N) is not a multiple of the block, the last block reads or writes past "
+       "the tensor",
+       "pass boundary_check for the dimensions that may be ragged (padding_option=\"zero\" on loads), or assert "
+       "in the wrapper that the size is a multiple of the block",
+       "q = tl.load(q_block_ptr, boundary_check=(0, 1), padding_option=\"zero\")\n"
+       "tl.store(o_block_ptr, acc.to(o_ptr.dtype.element_ty), boundary_check=(0, 1))"),
+    _c("low_precision_partials", "numerical_stability", "P1", "partial sums combined in fp16/bf16",
+       "gradient (or other) partials summed across programs in 16 bits, by tl.atomic_add of a value cast to "
+       "fp16/bf16 or into a 16-bit buffer: every addition rounds to 8 (bf16) or 11 (fp16) bits, so dW/db of many "
+       "rows loses digits",
+       "accumulate the partials in a float32 buffer (atomic_add of fp32, or per-program fp32 partials summed "
+       "afterwards) and cast the finished sum once",
+       "dw_part = tl.sum(dy * x_hat, axis=0)  # fp32\ntl.atomic_add(dw32_ptr + cols, dw_part, mask=mask)  "
+       "# dw32: torch.zeros(..., dtype=torch.float32)\n# host: dw = dw32.to(w.dtype)"),
+    _c("uncoalesced_access", "memory_access", "P1", "lanes stride along a non-contiguous dimension",
+       "the offsets' tl.arange is multiplied by a size (H, D, n_cols...): neighbouring lanes read addresses that "
+       "far apart, so every lane needs its own memory transaction instead of sharing a 128-byte line",
+       "make the contiguous (unit-stride) dimension the tl.arange axis of the block, e.g. load a [BLOCK_T, BLOCK_H] "
+       "tile whose last axis is the contiguous one, or transpose the layout on the host",
+       "offs = rows[:, None] * row_stride + cols[None, :]  # cols: the unit-stride axis\n"
+       "x = tl.load(x_ptr + offs, mask=(rows[:, None] < n) & (cols[None, :] < d), other=0.0)"),
     _c("int32_offset_overflow", "memory_access", "P2", "program_id * stride in int32",
        "tl.program_id is int32: program_id * stride wraps past 2**31 elements (an 8192 x 262144 tensor) and "
        "the kernel reads the wrong memory",
@@ -133,6 +156,18 @@ CHECKS: dict[str, Check] = {c.id: c for c in [
        "the whole tensor that a fused kernel keeps in registers",
        "fuse the two kernels (compute the intermediate and consume it in the same program)",
        "fused_kernel[grid](x, out, n, BLOCK=1024)  # y = f(x) and g(y) in one pass", scope="host"),
+    _c("device_assert_sync", "performance", "P1", "assert on GPU tensor values in the wrapper",
+       "`assert (x > 0).all()`, `assert t.max() < n` or `.item()` in an assert copies the value to the host: the "
+       "host waits for the GPU on every call (and CUDA graphs cannot capture it); asserts on shapes cost nothing",
+       "check tensor values in a debug path (or tl.device_assert in the kernel); keep host asserts on shapes, "
+       "dtypes and strides",
+       "assert target.dim() == 1 and target.dtype == torch.int64  # metadata only: no sync\n"
+       "if DEBUG:\n    assert int(target.max()) < n_classes", scope="host"),
+    _c("backward_ignores_flag", "correctness", "P0", "backward does not honour a flag the forward honours",
+       "the forward passes a mode flag (causal, IS_CAUSAL, a window...) to its kernel, but the backward never "
+       "reads it: gradients are computed for the other mode whenever the flag is not the default",
+       "save the flag on ctx in forward and pass it to the backward kernels (as the same constexpr)",
+       "ctx.causal = causal  # forward\n_attn_bwd[grid](..., CAUSAL=ctx.causal)  # backward", scope="host"),
     _c("missing_autotune", "performance", "P2", "shape-sensitive kernel without autotune",
        "one fixed BLOCK/num_warps is right for at most one shape",
        "autotune over a few configs keyed on the size arguments (not a defect in stage 1)",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import itertools
 import math
+import re
 from dataclasses import dataclass, field, replace
 
 from .names import canon, dotted, kw, names_in, number, short
@@ -26,6 +27,8 @@ _DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": 
 _REDUCTIONS = {"max", "min", "sum", "argmax", "argmin", "cumsum", "cumprod", "xor_sum", "reduce", "associative_scan"}
 _PASS = {"multiple_of", "max_contiguous", "max_constancy", "reshape", "permute", "trans", "broadcast_to",
          "expand_dims", "view", "ravel", "broadcast", "flip", "interleave", "join", "split"}
+# logp, log_probs, log_target, lse, logq; not logit(s), which are unbounded.
+_LOG_NAME = re.compile(r"(^|_)(log(?!it)\w*|lse)($|_)", re.I)
 _MATH = {"abs": abs, "sigmoid": lambda c: 1 / (1 + math.exp(-c)) if c > -700 else 0.0, "tanh": math.tanh,
          "erf": math.erf, "cos": math.cos, "sin": math.sin, "floor": math.floor, "ceil": math.ceil}
 
@@ -58,6 +61,9 @@ class Val:
     ovf_param: bool = False
     bases: frozenset[str] = frozenset()  # pointer arguments it is an address into
     block_ptr: bool = False
+    nonneg: bool = False  # >= 0 everywhere (abs, exp, x * x): 0 is then the identity of max
+    unit: frozenset[int] = frozenset()  # axes along which consecutive lanes are consecutive elements
+    scaled: frozenset[int] = frozenset()  # axes whose tl.arange is multiplied by a size (H, D, n_cols): lanes far apart
 
 
 CLEAN = Val()
@@ -136,6 +142,7 @@ def _index_join(a: Val, b: Val) -> dict:
     wide = a.wide or b.wide
     ovf, ovf_param = _first_ovf(a, b)
     return dict(arange=a.arange or b.arange, tiles=a.tiles | b.tiles, vaxes=a.vaxes | b.vaxes,
+                unit=a.unit | b.unit, scaled=a.scaled | b.scaled,
                 moving=a.moving or b.moving, params=a.params | b.params, pid=(a.pid or b.pid) and not wide,
                 wide=wide, ovf=ovf, ovf_param=ovf_param, red=a.red or b.red, exps=a.exps | b.exps,
                 dtype=promote(a.dtype, b.dtype), dtype_src=a.dtype_src or b.dtype_src,
@@ -194,6 +201,10 @@ def _lane_binop(op: ast.operator, a: Val, b: Val) -> dict:
     """What masked lanes hold after `a op b`; a pad only matters when it came from a masked load or fill."""
     pads = a.pads | b.pads
     kinds = (a.lane, b.lane)
+    if isinstance(op, ast.Mult):  # x_hat * (w * dy) with dy loaded other=0: the product is 0 on the padded lanes
+        for z, o in ((a, b), (b, a)):
+            if z.lane == "const" and z.lane_c == 0 and z.pads and o.lane == "garbage" and _covers(z.pads, o.pads):
+                return dict(lane="const", lane_c=0.0, pads=z.pads)
     if "undef" in kinds:
         return dict(lane="undef", pads=pads)
     if "garbage" in kinds:
@@ -209,13 +220,20 @@ def _lane_binop(op: ast.operator, a: Val, b: Val) -> dict:
         return {}  # a uniform fill (tl.zeros) combined with real data: no lane was masked off
     if isinstance(op, ast.Mult) and (c == 0 or math.isinf(c)):
         return dict(lane="const", lane_c=c, pads=pads)
-    if isinstance(op, (ast.Add, ast.Sub)) and math.isinf(c):
+    # A fill of +-1e4 or more (tl.where(causal, s, -1.0e6)) stands for +-inf: adding finite data keeps it one.
+    if isinstance(op, (ast.Add, ast.Sub)) and (math.isinf(c) or abs(c) >= 1e4):
         return dict(lane="const", lane_c=c if pad_left or isinstance(op, ast.Add) else -c, pads=pads)
     if isinstance(op, ast.Div) and pad_left and (c == 0 or math.isinf(c)):
         return dict(lane="const", lane_c=c, pads=pads)
     if isinstance(op, ast.Div) and not pad_left and math.isinf(c):
         return dict(lane="const", lane_c=0.0, pads=pads)
     return dict(lane="garbage", pads=pads)
+
+
+def _covers(zero: frozenset, other: frozenset) -> bool:
+    """The zero padding lies along every axis the other operand's padding does (unknown axes count as covering)."""
+    za, oa = pad_axes(zero), pad_axes(other)
+    return za is None or oa is None or oa <= za
 
 
 def _accumulates(name: str, value: ast.expr) -> bool:
@@ -259,6 +277,12 @@ class KernelInterpreter:
         self.guards: list[ast.If] = []
         self.assume: dict[str, bool] = {}
         self.guard_names = decl.constexprs | set(model.consts)
+        self._locals: dict[str, list[ast.expr]] = {}  # local name -> the expressions assigned to it
+        for n in ast.walk(decl.node):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        self._locals.setdefault(t.id, []).append(n.value)
 
     # ---- driver ---------------------------------------------------------------------------------
     def run(self) -> Trace:
@@ -308,12 +332,24 @@ class KernelInterpreter:
                     out.add(r)
         return out
 
+    def _block_ptr_params(self) -> set[str]:
+        """Parameters that are block pointers: named so, or moved with tl.advance."""
+        out = {p for p in self.k.params if "block_ptr" in p.lower()}
+        for n in ast.walk(self.k.node):
+            if isinstance(n, ast.Call) and short(dotted(n.func)) == "advance" and n.args and \
+                    isinstance(n.args[0], ast.Name) and n.args[0].id in self.k.params:
+                out.add(n.args[0].id)
+        return out - self.k.constexprs
+
     def _initial_env(self) -> dict[str, Val]:
         env: dict[str, Val] = {}
         pointers = self._pointer_params()
+        block_ptrs = self._block_ptr_params()
         for p in self.k.params:
             if p in self.k.constexprs:
                 env[p] = Val()
+            elif p in block_ptrs:  # a helper handed a tl.make_block_ptr by its caller kernel
+                env[p] = Val(bases=frozenset({p}), block_ptr=True, dtype=self.param_dtypes.get(p))
             elif p.lower().endswith(("ptr", "_desc", "desc")) or p in pointers:
                 env[p] = Val(bases=frozenset({p}), dtype=self.param_dtypes.get(p))
             else:
@@ -435,6 +471,8 @@ class KernelInterpreter:
         if isinstance(e, ast.Subscript):
             v = self.eval(e.value, env)
             return replace(v, vaxes=_remap_axes(v.vaxes, e.slice) or frozenset(),
+                           unit=_remap_axes(v.unit, e.slice) or frozenset(),
+                           scaled=_remap_axes(v.scaled, e.slice) or frozenset(),
                            pads=frozenset((n, _remap_axes(ax, e.slice)) for n, ax in v.pads))
         if isinstance(e, ast.BinOp):
             return self._binop(e.op, self.eval(e.left, env), self.eval(e.right, env), e, e.left, e.right)
@@ -487,6 +525,12 @@ class KernelInterpreter:
                         self.trace.ovf_side[id(node)] = side
                     if isinstance(on, ast.Name) and on.id in self.k.constexprs:
                         self.trace.strided.add(on.id)
+        if isinstance(op, ast.Mult):
+            j["unit"], j["scaled"] = self._stride_axes(a, b, ln, rn)
+        elif isinstance(op, ast.Mod) or (isinstance(op, ast.FloorDiv) and b.num is not None and abs(b.num) <= 8):
+            pass  # rm % M wraps, arange // 2 pairs lanes: neighbours stay (nearly) neighbours
+        elif not isinstance(op, (ast.Add, ast.Sub)):
+            j["unit"], j["scaled"] = frozenset(), frozenset()  # x // n, x << k: not an affine address any more
         if isinstance(op, ast.Div) and b.bad_sqrt:
             for s in b.bad_sqrt:
                 self.trace.bad_norms.append((s, node))
@@ -499,7 +543,25 @@ class KernelInterpreter:
             raw = False
         eps = a.eps or b.eps or (isinstance(op, ast.Add) and (_is_eps(a, ln) or _is_eps(b, rn)))
         bases = a.bases | b.bases if isinstance(op, ast.Add) else (a.bases if isinstance(op, ast.Sub) else frozenset())
-        return Val(num=num, raw=raw, eps=eps, bases=bases, block_ptr=False, **j, **_lane_binop(op, a, b))
+        nonneg = (isinstance(op, ast.Mult) and (ast.dump(ln) == ast.dump(rn) or (a.nonneg and b.nonneg))) or \
+            (isinstance(op, ast.Add) and a.nonneg and b.nonneg)
+        return Val(num=num, raw=raw, eps=eps, bases=bases, block_ptr=False, nonneg=nonneg, **j,
+                   **_lane_binop(op, a, b))
+
+    def _stride_axes(self, a: Val, b: Val, ln: ast.expr, rn: ast.expr) -> tuple[frozenset, frozenset]:
+        """Axes of `a * b` that stay unit-stride, and axes whose lanes a size multiplier moves apart."""
+        unit, scaled = a.unit | b.unit, a.scaled | b.scaled
+        for idx, other, node in ((a, b, rn), (b, a, ln)):
+            if not idx.unit or other.unit or other.scaled:
+                continue
+            if other.num == 1:
+                continue
+            names = names_in(node)
+            # A stride argument may well be 1 at run time; a size (H, D, n_cols) or a literal > 1 is not.
+            if other.num is not None or (names and not any("stride" in n.lower() for n in names)
+                                         and not other.bases and not other.arange):
+                unit, scaled = unit - idx.unit, scaled | idx.unit
+        return unit, scaled  # times a stride argument: counted as unit (it is 1 for the contiguous dimension)
 
     # ---- calls ----------------------------------------------------------------------------------
     def _call(self, node: ast.Call, env: dict[str, Val]) -> Val:
@@ -520,6 +582,27 @@ class KernelInterpreter:
         for v in vals:
             out = Val(**{**_index_join(out, v), "exps": frozenset(), "red": False, "bad_sqrt": frozenset()})
         return out
+
+    def _bounds_test(self, cond: ast.expr | None, depth: int = 0) -> bool:
+        """The condition compares with a runtime size argument (offs < n, mask = cols < n_cols): a bounds mask."""
+        if cond is None or depth > 4:
+            return False
+        sizes = set(self.k.params)  # a runtime n or a constexpr D: either bounds the padded lanes
+        for n in ast.walk(cond):
+            if isinstance(n, ast.Compare) and names_in(n) & sizes:
+                return True
+            if isinstance(n, ast.Name) and n.id in self._locals and \
+                    any(self._bounds_test(v, depth + 1) for v in self._locals[n.id]):
+                return True
+        return False
+
+    def _log_space(self, arg: ast.expr | None) -> bool:
+        """The exp's argument is named as a log-probability (logp, log_probs, lse), or a `log_target`-style
+        constexpr flag chose this branch: values <= 0, not logits."""
+        names = names_in(arg) if arg is not None else set()
+        if any(_LOG_NAME.search(n) for n in names):
+            return True
+        return any(v and _LOG_NAME.search(f) for f, v in self.assume.items())
 
     def _module_ref(self, e: ast.expr) -> bool:
         """`tl`, `tl.math`, `tl.extra.cuda.libdevice`: a module, not a value whose method is called."""
@@ -543,6 +626,9 @@ class KernelInterpreter:
             return self._reduce(node, s, base, axis, kw(node, "dtype") is not None)
         if s in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt"):
             return self._unary_math(node, s, base)
+        if s == "abs":
+            return replace(base, nonneg=True, num=None,
+                           **({"lane_c": abs(base.lane_c)} if base.lane == "const" and base.lane_c is not None else {}))
         for a in node.args:
             self.eval(a, env)
         return base
@@ -606,7 +692,7 @@ class KernelInterpreter:
             except (OverflowError, ValueError):
                 lane_c = math.nan
             lane = dict(lane_c=lane_c)
-        out = replace(arg, raw=False, num=None, **lane)
+        out = replace(arg, raw=False, num=None, nonneg=s in ("exp", "exp2", "sqrt", "rsqrt"), **lane)
         if s in ("exp", "exp2"):
             out = replace(out, exps=arg.exps | ({node} if arg.raw else frozenset()))
         if s == "rsqrt" and arg.red and not arg.eps:
@@ -621,7 +707,7 @@ class KernelInterpreter:
             self.trace.aranges.append(node)
             tiles = frozenset(a.id for a in args if isinstance(a, ast.Name) and a.id in self.k.constexprs)
             self.trace.shape_constexprs |= tiles
-            return Val(arange=True, tiles=tiles, vaxes=frozenset({0}), dtype="int32")
+            return Val(arange=True, tiles=tiles, vaxes=frozenset({0}), unit=frozenset({0}), dtype="int32")
         if s in ("program_id", "num_programs"):
             axis = kw(node, "axis", 0)
             if isinstance(axis, ast.Constant) and isinstance(axis.value, int):
@@ -644,8 +730,12 @@ class KernelInterpreter:
             cond, a, b = (self.eval(x, env) for x in (kw(node, "condition", 0), kw(node, "x", 1), kw(node, "y", 2)))
             j = _index_join(a, b)
             j.update(tiles=j["tiles"] | cond.tiles, params=j["params"] | cond.params, moving=j["moving"] or cond.moving)
-            if b.num is not None and b.lane == "clean":  # tl.where(mask, x, c): the masked lanes now hold c
+            if b.num is not None and b.lane == "clean" and self._bounds_test(kw(node, "condition", 0)):
+                # tl.where(mask, x, c) with mask = offs < n: the padded lanes now hold c. A structural select
+                # (causal offs_m >= offs_n, o_i < i in a triangular solve) makes no padding.
                 lane = dict(lane="const", lane_c=b.num, pads=pad(node, cond.vaxes))
+            elif b.num is not None and b.lane == "clean":
+                lane = dict(lane=a.lane, lane_c=a.lane_c, pads=a.pads)
             else:
                 lane = _lane_join(a, b)
             return Val(raw=a.raw or b.raw, num=None, bases=a.bases | b.bases, eps=a.eps and b.eps, **j, **lane)
@@ -654,7 +744,10 @@ class KernelInterpreter:
                                 kw(node, "dtype") is not None)
         if s in ("exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "fast_expf", "fast_exp2f"):
             base = {"sqrt_rn": "sqrt", "fast_expf": "exp", "fast_exp2f": "exp2"}.get(s, s)
-            return self._unary_math(node, base, self.eval(args[0] if args else None, env))
+            arg = self.eval(args[0] if args else None, env)
+            if base in ("exp", "exp2") and arg.raw and self._log_space(args[0] if args else None):
+                arg = replace(arg, raw=False)  # exp of a log-probability (<= 0): it cannot overflow
+            return self._unary_math(node, base, arg)
         if s == "dot":
             return self._dot(node, env)
         if s in ("maximum", "minimum", "max", "min") and len(args) >= 2:
@@ -693,7 +786,7 @@ class KernelInterpreter:
         if s == "advance":
             bp = self.eval(args[0] if args else None, env)
             self.eval(args[1] if len(args) > 1 else None, env)
-            return replace(bp, moving=True)
+            return replace(bp, moving=True, block_ptr=True)
         if s in _PASS:
             v = self.eval(args[0] if args else None, env)
             for a in args[1:]:
@@ -705,13 +798,14 @@ class KernelInterpreter:
             fn = _MATH.get(s)
             if v.lane == "const" and v.lane_c is not None and fn is not None and len(vals) == 1:
                 try:
-                    return replace(v, raw=v.raw and s == "abs", lane_c=float(fn(v.lane_c)), num=None)
+                    return replace(v, raw=v.raw and s == "abs", lane_c=float(fn(v.lane_c)), num=None,
+                                   nonneg=s == "abs")
                 except (OverflowError, ValueError):
                     return replace(v, lane="garbage", lane_c=None, num=None)
             out = v
             for w in vals[1:]:
                 out = Val(**_index_join(out, w), raw=out.raw, **_lane_binop(ast.Mult(), out, w))
-            return replace(out, raw=out.raw and s == "abs", num=None)
+            return replace(out, raw=out.raw and s == "abs", num=None, nonneg=s == "abs")
         vals = [self.eval(a, env) for a in args] + [self.eval(k.value, env) for k in node.keywords]
         out = CLEAN
         for v in vals:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 
 from .context import AuditContext, KernelFacts
 from .names import canon, dotted, int_literal, is_pow2, kw, names_in, short, walk_local
@@ -65,8 +66,9 @@ class HostReader:
             return v
         if isinstance(e, ast.Name):
             vals = self.assigns(fn).get(e.id, []) if fn is not None else []
-            if len(vals) == 1:
-                return self.int_value(fn, vals[0][1], depth + 1)
+            found = {self.int_value(fn, v, depth + 1) for _, v in vals}
+            if vals and len(found) == 1:  # PRE_BLOCK = 128 assigned twice is still 128
+                return found.pop()
             if not vals and e.id in self.m.consts and float(self.m.consts[e.id]).is_integer():
                 return int(self.m.consts[e.id])
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Mult, ast.FloorDiv, ast.Add, ast.Sub, ast.LShift)):
@@ -156,8 +158,18 @@ class HostReader:
                 return None
             return self.strided_input(fn, vals[-1], line, depth + 1)
         if e.id in fn.params:
+            if self.guarded(fn):
+                return None
             return None if self._callers_pass_contiguous(fn, e.id, depth) else e.id
         return None
+
+    def guarded(self, fn: HostFunc) -> bool:
+        """A decorator makes the tensor arguments contiguous (@ensure_contiguous, fla's @input_guard/@contiguous)."""
+        for d in fn.node.decorator_list:
+            name = short(canon(d.func if isinstance(d, ast.Call) else d, self.m.aliases)).lower()
+            if "contiguous" in name or name == "input_guard":
+                return True
+        return False
 
     def _checked(self, fn: HostFunc, name: str) -> bool:
         for node in walk_local(fn.node):
@@ -186,15 +198,24 @@ class HostReader:
 
 # ---- the checks ---------------------------------------------------------------------------------------
 def exact_kernels(model: FileModel) -> set[str]:
-    """Kernels whose launching wrapper asserts (or raises unless) the size divides the block."""
-    return {ln.kernel for fn in model.funcs.values() if _modulo_checked(fn) for ln in fn.launches}
+    """Kernels whose launching wrapper asserts (or raises unless) the size divides the block, and the helpers
+    only they call."""
+    exact = {ln.kernel for fn in model.funcs.values() if _modulo_checked(fn) for ln in fn.launches}
+    launched = {ln.kernel for ln in model.launches()}
+    for k in model.kernels.values():
+        callers = model.helper_callers(k.name)
+        if k.name not in launched and callers and all(c in exact or c not in launched for c in callers) and \
+                callers & exact:
+            exact.add(k.name)
+    return exact
 
 
 def _modulo_checked(fn: HostFunc) -> set[str]:
     """Divisors the function asserts (or raises unless) divide the size: `if n % 4096: raise`."""
     out: set[str] = set()
     for node in walk_local(fn.node):
-        test = node.test if isinstance(node, (ast.Assert, ast.If)) else None
+        # assert n % B == 0; if n % B: raise ...; while n % R: R //= 2 (leaves R dividing n)
+        test = node.test if isinstance(node, (ast.Assert, ast.If, ast.While)) else None
         if test is None or (isinstance(node, ast.If) and not any(isinstance(s, ast.Raise) for s in node.body)):
             continue
         out |= {ast.unparse(b.right) for b in ast.walk(test) if isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod)}
@@ -225,6 +246,10 @@ def check_host(ctx: AuditContext, reader: HostReader) -> None:
             _num_warps_launch(ctx, reader, fn, ln, facts)
             _contiguous(ctx, reader, fn, ln, facts)
         _unfused(ctx, reader, fn)
+        _low_precision_partials(ctx, reader, fn)
+    for q in sorted(model.forward_path()):
+        _device_asserts(ctx, model.funcs[q])
+    _backward_flags(ctx)
     for facts in ctx.facts.values():
         _autotune_key(ctx, facts)
         _num_warps_configs(ctx, reader, facts)
@@ -272,12 +297,14 @@ def _grid(ctx: AuditContext, reader: HostReader, fn: HostFunc, ln: Launch, facts
             exprs += [v for v in reader.value_before(fn, n, ln.line)[-1:]
                       if isinstance(v, ast.BinOp) and isinstance(v.op, ast.FloorDiv)]
     checked = _modulo_checked(fn)
+    checked_values = [v for v in (reader.int_value(fn, ast.parse(c, mode="eval").body) for c in checked) if v]
     meta = f"lambda {ln.grid.args.args[0].arg}: " if isinstance(ln.grid, ast.Lambda) and ln.grid.args.args else ""
     fixed_grid = f"grid = {meta}" + ast.unparse(_ToCdiv().visit(ast.Tuple(elts=copy.deepcopy(dims), ctx=ast.Load())))
     for e in exprs:
         for div in ast.walk(e):
             if isinstance(div, ast.BinOp) and isinstance(div.op, ast.FloorDiv) and not _is_ceil(div) and \
-                    ast.unparse(div.right) not in checked and not reader.shape_raw(fn, div.right):
+                    ast.unparse(div.right) not in checked and not reader.shape_raw(fn, div.right) and \
+                    not _divides(reader.int_value(fn, div.right), checked_values):
                 fixed = fixed_grid if any(e is d for d in dims) else ast.unparse(_ToCdiv().visit(copy.deepcopy(e)))
                 ctx.add("grid_floor_division", div, fn.qualname,
                         why=f"{ctx.text(div)} rounds down: the last partial block of {ctx.text(div.left)} gets no "
@@ -296,6 +323,51 @@ def _grid(ctx: AuditContext, reader: HostReader, fn: HostFunc, ln: Launch, facts
                         f"{', '.join(f'n_axis{i}' for i in range(len(dims), need))})")
 
 
+def _divides(d: int | None, asserted: list[int]) -> bool:
+    """`assert n % 128 == 0` makes n // 32 and n // 128 exact."""
+    return bool(d) and any(a % d == 0 for a in asserted)
+
+
+# A size that changes from call to call (batch, sequence, token count) vs one fixed by the model (hidden, heads).
+_TOKEN_NAME = re.compile(r"batch|^(b|bs|bsz|bt|m|t|n_?rows|rows|n_?ctx|seq\w*|\w*_len|n_?tokens?|tokens?|"
+                         r"num_tokens|total\w*|numel|n_elements)$", re.I)
+_FEATURE_NAME = re.compile(r"hidden|dim|head|^(d|k|v|h|hq|hk|g|ng|nh|hd|c|n_?cols|cols|vocab\w*|v_size|"
+                           r"channels?|groups?|ffn\w*|width|features?|n_?embd|inter\w*)$|_dim$|^n_[a-z]+_heads?$",
+                           re.I)
+
+
+def size_kind(reader: HostReader, fn: HostFunc, e: ast.expr, depth: int = 0) -> str:
+    """'tokens' for a size that follows the batch/sequence (x.shape[0], numel(), batch_size), 'features' for one
+    fixed per model (x.shape[-1], hidden_size, n_heads), '' when the code does not say."""
+    if depth > 4:
+        return ""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("numel", "nelement"):
+        return "tokens"
+    if isinstance(e, ast.Call) and short(dotted(e.func)) == "len":
+        return "tokens"
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, (ast.Constant, ast.UnaryOp)):
+        idx = int_literal(e.slice) if isinstance(e.slice, ast.Constant) else None
+        neg = isinstance(e.slice, ast.UnaryOp) and isinstance(e.slice.op, ast.USub)
+        arity = reader.arity.get(id(e))
+        if neg or (idx is not None and arity and idx == arity - 1):
+            return "features"
+        if idx == 0:
+            return "tokens"
+    if isinstance(e, ast.Attribute) and _FEATURE_NAME.search(e.attr):
+        return "features"
+    if isinstance(e, ast.Name):
+        if _FEATURE_NAME.search(e.id):
+            return "features"
+        if _TOKEN_NAME.search(e.id):
+            return "tokens"
+        kinds = {size_kind(reader, fn, v, depth + 1) for _, v in reader.assigns(fn).get(e.id, [])}
+        return kinds.pop() if len(kinds) == 1 else ("tokens" if "tokens" in kinds else "")
+    if isinstance(e, ast.BinOp):
+        kinds = {size_kind(reader, fn, x, depth + 1) for x in (e.left, e.right)} - {""}
+        return "tokens" if "tokens" in kinds else (kinds.pop() if kinds else "")
+    return ""
+
+
 def _constexpr_args(ctx: AuditContext, reader: HostReader, fn: HostFunc, ln: Launch, facts: KernelFacts) -> None:
     k = facts.decl
     tuned = _tuned(ctx.model, k)
@@ -312,7 +384,11 @@ def _constexpr_args(ctx: AuditContext, reader: HostReader, fn: HostFunc, ln: Lau
         if p in facts.trace.shape_constexprs or p in tuned:
             continue
         if reader.shape_raw(fn, arg):
-            ctx.add("constexpr_recompile", arg, fn.qualname, evidence=f"{p}={ctx.text(arg)}",
+            kind = size_kind(reader, fn, arg)
+            verify = "" if kind == "tokens" else (
+                f"{ctx.text(arg)} looks like a size fixed by the model (hidden size, heads), so it compiles once per "
+                "model; it is a problem only if it changes from call to call (batch, sequence length)")
+            ctx.add("constexpr_recompile", arg, fn.qualname, evidence=f"{p}={ctx.text(arg)}", verify=verify,
                     why=f"{p} is a tl.constexpr of {k.name} and gets {ctx.text(arg)}, a per-call size: each new "
                         "value compiles the kernel again (hundreds of ms) instead of reusing it",
                     fix=f"drop tl.constexpr from {p} (a runtime int argument), or bucket it with "
@@ -404,11 +480,25 @@ def _contiguous(ctx: AuditContext, reader: HostReader, fn: HostFunc, ln: Launch,
         name = reader.strided_input(fn, arg, ln.line)
         if name is None:
             continue
+        verify = ""
+        if _internal_half(ctx.model, fn):
+            verify = (f"{fn.qualname} is called from outside this file (its name marks it as one half of an op), so "
+                      f"the file does not show whether its callers pass {name} contiguous")
         ctx.add("assumed_contiguous", ln.node, fn.qualname, evidence=f"{ln.kernel}[...](... {ctx.text(arg)} ...)",
+                verify=verify,
                 why=f"{ln.kernel} takes no strides, so it reads {p} as dense row-major, but {name} reaches it "
                     "without .contiguous() or a stride check: a transposed or sliced input gives wrong results",
                 fix=f"{name} = {name}.contiguous() before the launch (or pass {name}.stride(...) and use them)",
                 snippet=f"{name} = {name}.contiguous()\n{ln.kernel}[grid](...)")
+
+
+_HALF_NAME = re.compile(r"^_|(fwd|bwd|forward|backward|_kernel|_impl)$|_(fwd|bwd)_", re.I)
+
+
+def _internal_half(model: FileModel, fn: HostFunc) -> bool:
+    """A plain function with no caller in the file, named as the forward/backward half of an op (chunk_fwd_h,
+    swiglu_fg_kernel): an autograd Function or dispatcher in another module calls it."""
+    return fn.cls is None and not model.callers_of(fn.qualname) and bool(_HALF_NAME.search(short(fn.qualname)))
 
 
 def _full_size(reader: HostReader, fn: HostFunc, e: ast.expr) -> bool:
@@ -499,7 +589,7 @@ def _autotune_key(ctx: AuditContext, facts: KernelFacts) -> None:
         return  # a pruning function already ties the configs to the key arguments
     missing: set[str] = set()
     for t in _tuned(ctx.model, k):
-        dims = facts.trace.tiled.get(t, set())
+        dims = facts.trace.tiled.get(t, set()) - k.no_specialize  # do_not_specialize: left out on purpose
         if dims and not dims & set(key):
             missing |= dims
     if missing:
@@ -536,3 +626,110 @@ def _missing_autotune(ctx: AuditContext, facts: KernelFacts) -> None:
             snippet=f"@triton.autotune(configs={configs}, key={sizes!r})\n"
                     f"@triton.jit\ndef {k.name}(...): ...  # launch without {', '.join(sorted(tiles))}=: the "
                     "autotuner picks them")
+
+
+# Tensor methods whose value lives on the GPU: using them in an assert copies it to the host.
+_DEVICE_VALUE = {"all", "any", "item", "max", "min", "sum", "amax", "amin", "mean", "isfinite", "isnan", "isinf",
+                 "allclose", "equal", "count_nonzero", "nonzero", "unique", "tolist", "abs", "prod"}
+_TORCH_VALUE = {"all", "any", "allclose", "equal", "isfinite", "isnan", "isinf", "count_nonzero", "max", "min",
+                "sum", "unique"}
+
+
+def _device_asserts(ctx: AuditContext, fn: HostFunc) -> None:
+    """`assert (x > 0).all()`, `assert t.max() < n`: the assert waits for the GPU on every call."""
+    for node in walk_local(fn.node):
+        if not isinstance(node, ast.Assert):
+            continue
+        for call in ast.walk(node.test):  # only the test runs on every call; the message only on failure
+            if not isinstance(call, ast.Call):
+                continue
+            name = canon(call.func, ctx.model.aliases)
+            method = isinstance(call.func, ast.Attribute) and not name.startswith(("torch.", "math.", "np.")) and \
+                call.func.attr in _DEVICE_VALUE and not isinstance(call.func.value, ast.Constant)
+            if method or (name.startswith("torch.") and short(name) in _TORCH_VALUE and name.count(".") == 1):
+                ctx.add("device_assert_sync", node, fn.qualname, evidence=ctx.text(node.test)[:160],
+                        why=f"`assert {ctx.text(node.test)[:80]}` reads a GPU value ({ctx.text(call)[:60]}) on the "
+                            "host: every call waits for the GPU to finish before the next launch can be queued")
+                break
+
+
+_MODE_FLAG = re.compile(r"causal|window|sliding|alibi", re.I)
+
+
+def _backward_flags(ctx: AuditContext) -> None:
+    """An autograd Function whose forward passes a mode flag (causal...) to a kernel and whose backward never
+    reads it: the gradients are those of the other mode."""
+    model = ctx.model
+    for cls in model.classes:
+        fwd, bwd = model.funcs.get(f"{cls}.forward"), model.funcs.get(f"{cls}.backward")
+        if fwd is None or bwd is None or not model.reaches_launch(bwd.qualname):
+            continue
+        flags: dict[str, Launch] = {}
+        for ln in fwd.launches:
+            for key, arg in ln.keywords.items():
+                if _MODE_FLAG.search(key) or any(_MODE_FLAG.search(n) for n in names_in(arg)):
+                    flags.setdefault(key, ln)
+        if not flags:
+            continue
+        seen = _reachable_names(model, bwd)
+        if any(_MODE_FLAG.search(n) for n in seen):
+            continue
+        first = min(bwd.launches, key=lambda x: x.line) if bwd.launches else None
+        key, ln = sorted(flags.items())[0]
+        ctx.add("backward_ignores_flag", first.node if first else bwd.node, bwd.qualname,
+                evidence=f"{ln.kernel}[...](..., {key}={ctx.text(ln.keywords[key])}) in forward; backward never "
+                         f"reads it",
+                why=f"{fwd.qualname} passes {key}={ctx.text(ln.keywords[key])} to {ln.kernel}, but {bwd.qualname} "
+                    f"neither reads it back (ctx.{key.lower()}) nor passes it to its kernels: the backward always "
+                    "computes one mode, so the gradients are wrong for the other value of the flag",
+                fix=f"save it in forward (ctx.{key.lower()} = ...) and pass it to the backward kernels as the same "
+                    "constexpr (or assert the one mode the backward supports)")
+
+
+def _reachable_names(model: FileModel, fn: HostFunc) -> set[str]:
+    """Names, attributes and keywords in fn and the in-file functions it reaches."""
+    out: set[str] = set()
+    todo, seen = [fn.qualname], {fn.qualname}
+    while todo:
+        f = model.funcs.get(todo.pop())
+        if f is None:
+            continue
+        for n in walk_local(f.node):
+            if isinstance(n, ast.Name):
+                out.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                out.add(n.attr)
+            elif isinstance(n, ast.keyword) and n.arg:
+                out.add(n.arg)
+        for callee, _ in f.calls:
+            if callee not in seen:
+                seen.add(callee)
+                todo.append(callee)
+    return out
+
+
+def _low_precision_partials(ctx: AuditContext, reader: HostReader, fn: HostFunc) -> None:
+    """tl.atomic_add of a value cast to fp16/bf16 (directly, or through a dtype constexpr the launch sets to one)."""
+    for ln in fn.launches:
+        facts = ctx.facts.get(ln.kernel)
+        if facts is None:
+            continue
+        bound = ln.bind(facts.decl.params)
+        for a in facts.trace.accesses:
+            if a.kind != "atomic_add":
+                continue
+            val = kw(a.node, "val", 1)
+            low = (a.value is not None and a.value.dtype in ("fp16", "bf16"))
+            if isinstance(val, ast.Call) and isinstance(val.func, ast.Attribute) and val.func.attr in ("to", "cast"):
+                dt = kw(val, "dtype", 0)
+                text = ctx.text(dt) if dt is not None else ""
+                if isinstance(dt, ast.Name) and dt.id in bound:  # a dtype constexpr: what does the launch pass?
+                    arg = bound[dt.id]
+                    text = ctx.text(arg) + " " + " ".join(
+                        ctx.text(v) for n in names_in(arg) for v in reader.value_before(fn, n, ln.line))
+                low = low or bool(re.search(r"float16|bfloat16|\bhalf\b|fp16|bf16", text))
+            if low:
+                ctx.add("low_precision_partials", a.node, facts.decl.name,
+                        why=f"{ctx.text(a.node)[:70]} adds partial sums across programs in 16 bits (the value is cast "
+                            f"to fp16/bf16 for some launches, line {ln.line}): each addition rounds, so the total "
+                            "of many rows loses digits")

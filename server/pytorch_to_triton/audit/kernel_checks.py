@@ -8,7 +8,7 @@ import math
 
 from .context import AuditContext
 from .dataflow import LOW_PRECISION, Access, Trace, Val
-from .names import canon, int_literal, is_pow2, kw, names_in, short
+from .names import canon, int_literal, is_pow2, kw, names_in, number, short
 from .structure import KernelDecl
 
 _IDENTITY = {"max": '-float("inf")', "argmax": '-float("inf")', "min": 'float("inf")', "argmin": 'float("inf")',
@@ -19,7 +19,7 @@ _DT_NAME = {"fp16": "tl.float16", "bf16": "tl.bfloat16", "input": "the input's d
 def check_kernel(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> None:
     """Every kernel check; `exact`: the launching wrapper asserts the size is a multiple of the block."""
     for rule in (_unmasked, _masked_lanes, _unshifted_exp, _low_precision, _missing_eps, _arange,
-                 _ignored_strides, _atomics, _roundtrip, _int32):
+                 _ignored_strides, _atomics, _roundtrip, _int32, _uncoalesced):
         rule(ctx, k, trace, exact)
 
 
@@ -42,19 +42,31 @@ def _size_name(k: KernelDecl, trace: Trace, tiles: frozenset[str]) -> str:
                 sizes[0] if sizes else "n")
 
 
+def _unseen_launch(ctx: AuditContext, k: KernelDecl) -> str:
+    """'' when the file launches the kernel (or a kernel that calls it); else what the reader must verify."""
+    launched = {ln.kernel for ln in ctx.model.launches()}
+    if k.name in launched or ctx.model.helper_callers(k.name) & launched:
+        return ""
+    return (f"{k.name} is launched outside this file, so the sizes it gets are not visible: unless its callers "
+            "guarantee the size is a multiple of the block")
+
+
 def _unmasked(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> None:
     if exact:
         return
     exact_tiles = {t for t in trace.shape_constexprs if not trace.tiled.get(t) and t not in trace.strided}
+    verify = _unseen_launch(ctx, k)
     for a in _unique(trace.accesses, key=lambda a: id(a.node)):
         if a.mask is not None or a.guarded or a.kind.startswith("atomic_") and a.ptr.block_ptr:
             continue
         if a.ptr.block_ptr:
             if not a.boundary:
-                ctx.add("unmasked_access", a.node, k.name,
+                ctx.add("block_ptr_boundary", a.node, k.name, verify=verify,
                         why=f"tl.{a.kind} of a block pointer without boundary_check reads or writes past the "
-                            "tensor's edge when its shape is not a multiple of block_shape",
-                        fix="pass boundary_check=(0, 1) (and padding_option=\"zero\" for loads)",
+                            "tensor's edge when its shape is not a multiple of block_shape (a sequence length "
+                            "that is not a multiple of BLOCK_M/BLOCK_N)",
+                        fix="pass boundary_check=(0, 1) (and padding_option=\"zero\" for loads), or assert in the "
+                            "wrapper that the size is a multiple of the block",
                         snippet=_with_keywords(a.node, boundary_check="(0, 1)",
                                                **({"padding_option": '"zero"'} if a.kind == "load" else {})))
             continue
@@ -69,7 +81,7 @@ def _unmasked(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> No
         offs = _offsets_name(a.node, k)
         mask = f"{offs} < {size}"
         extra = {"mask": "mask", "other": "0.0"} if a.kind == "load" else {"mask": "mask"}
-        ctx.add("unmasked_access", a.node, k.name,
+        ctx.add("unmasked_access", a.node, k.name, verify=verify,
                 why=f"tl.{a.kind} at offsets from tl.arange without a mask: the last block goes past {size} "
                     "whenever it is not a multiple of the block",
                 fix=f"mask = {mask}, passed as mask= (with other= for loads); or guard an unmasked fast path "
@@ -109,7 +121,7 @@ def _bad_lane(kind: str, v: Val) -> bool:
     if math.isnan(c):
         return True
     if kind in ("max", "argmax"):
-        return c > -1e4
+        return c > -1e4 and not (v.nonneg and c <= 0)  # max of |x| (amax): 0 padding is its identity
     if kind in ("min", "argmin"):
         return c < 1e4
     return c != 0
@@ -124,14 +136,22 @@ def _masked_lanes(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -
         if not pads:
             continue
         loads = [n for n in pads if _is_load(n, ctx)]
+        verify = _loop_keeps_in_bounds(ctx, k, node, loads)
+        culprits = [n for n in loads if kw(n, "other", 2) is None]
+        if arg.lane == "undef" and culprits:  # the fix is the load's other=, reported there once
+            for load in sorted(culprits, key=lambda n: n.lineno):
+                _report_other(ctx, k, load, kind, arg, verify)
+            continue
         if arg.lane in ("const", "undef") and len(loads) == len(pads):
-            for load in sorted(loads, key=lambda n: n.lineno):
-                _report_other(ctx, k, load, kind, arg)
+            # Only the loads whose other= is not the identity are at fault (a product of a load with other=0 and
+            # one without other= is undefined because of the second).
+            for load in sorted([n for n in loads if not _other_is_identity(n, kind)], key=lambda n: n.lineno):
+                _report_other(ctx, k, load, kind, arg, verify)
             continue
         what = "padding mixed with data (such as x - mean)" if arg.lane == "garbage" else \
             f"{_fmt(arg.lane_c)}, not the identity of tl.{kind}"
         ident = _IDENTITY[kind]
-        ctx.add("masked_lanes_in_reduction", node, k.name,
+        ctx.add("masked_lanes_in_reduction", node, k.name, verify=verify,
                 why=f"the masked-off lanes reaching tl.{kind} hold {what}: they change the result",
                 fix=f"reset them to the identity right before the reduction: tl.where(mask, value, {ident})",
                 snippet=_where_snippet(ctx, node, kind, ident, axis))
@@ -158,11 +178,52 @@ def _fmt(c: float | None) -> str:
     return "nan" if math.isnan(c) else ("-inf" if c == -math.inf else ("inf" if c == math.inf else f"{c:g}"))
 
 
-def _report_other(ctx: AuditContext, k: KernelDecl, load: ast.Call, kind: str, v: Val) -> None:
+def _other_is_identity(load: ast.Call, kind: str) -> bool:
+    c = number(kw(load, "other", 2))
+    if c is None:
+        return False
+    if kind in ("max", "argmax"):
+        return c <= -1e4
+    if kind in ("min", "argmin"):
+        return c >= 1e4
+    return c == 0
+
+
+def _loop_keeps_in_bounds(ctx: AuditContext, k: KernelDecl, node: ast.Call, loads: list[ast.Call]) -> str:
+    """'' unless the reduction sits in a loop whose end is not the bound the loads' masks test (for i_s in
+    range(0, i_t * BT, BS) with mask o_k < T): then whether any lane is padding depends on values the audit
+    cannot see, and the finding says what to verify."""
+    loop = next((f for f in ast.walk(k.node) if isinstance(f, ast.For) and any(n is node for n in ast.walk(f))
+                 and isinstance(f.iter, ast.Call) and short(ast.unparse(f.iter.func)) in ("range", "static_range")
+                 and len(f.iter.args) >= 2), None)
+    if loop is None or not loads:
+        return ""
+    local = {t.id: n.value for n in ast.walk(k.node) if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Name)}
+    bounds: set[str] = set()
+    for load in loads:
+        mask = kw(load, "mask", 1)
+        for name in (names_in(mask) if mask is not None else set()):
+            e = local.get(name)
+            for cmp in ast.walk(e if e is not None else ast.Name(id=name)):
+                if isinstance(cmp, ast.Compare):
+                    bounds |= {n for c in cmp.comparators for n in names_in(c)}
+        for cmp in ast.walk(mask) if mask is not None else []:
+            if isinstance(cmp, ast.Compare):
+                bounds |= {n for c in cmp.comparators for n in names_in(c)}
+    bounds &= set(k.params) - k.constexprs
+    end = names_in(loop.iter.args[1])
+    if not bounds or end & bounds:
+        return ""
+    return (f"the loop ends at {ast.unparse(loop.iter.args[1])}, not at the masks' bound "
+            f"{', '.join(sorted(bounds))}: lanes are padding only if the loop can reach past it")
+
+
+def _report_other(ctx: AuditContext, k: KernelDecl, load: ast.Call, kind: str, v: Val, verify: str = "") -> None:
     other = kw(load, "other", 2)
     have = "no other= (undefined lanes)" if other is None else f"other={ctx.text(other)}"
     target = "tl.dot (the K tail)" if kind == "dot" else f"tl.{kind}"
-    ctx.add("masked_load_other", load, k.name,
+    ctx.add("masked_load_other", load, k.name, verify=verify,
             why=f"this masked load has {have} and feeds {target}: the masked-off lanes must hold "
                 f"{_IDENTITY[kind]}, the identity of {kind}",
             fix=f"other={_IDENTITY[kind]}",
@@ -294,7 +355,9 @@ def _arange(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> None
 def _ignored_strides(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> None:
     strides = [p for p in k.params if "stride" in p.lower() and p not in k.constexprs]
     used = names_in(ast.Module(body=k.node.body, type_ignores=[]))
-    unused = [s for s in strides if s not in used]
+    vectors = _vector_pointers(ctx, k, trace)
+    # W_row_stride of a 1-D weight read at W_ptr + cols: there is one row, its stride is never needed.
+    unused = [s for s in strides if s not in used and _stride_owner(k, s) not in vectors]
     if not unused:
         return
     ctx.add("ignored_strides", k.node, k.name, evidence=f"def {k.name}(... {', '.join(unused)} ...)",
@@ -302,6 +365,54 @@ def _ignored_strides(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool
                 "addresses assume a contiguous layout, so a transposed or sliced input is read wrongly",
             fix="multiply each index by its stride (or drop the strides and have the wrapper call .contiguous())",
             snippet=_stride_snippet(k, strides, unused[0]))
+
+
+def _stride_owner(k: KernelDecl, stride: str) -> str | None:
+    """The pointer parameter a stride belongs to: W_row_stride -> W_ptr, stride_xm -> x_ptr."""
+    low = stride.lower()
+    stems = [low.split("_stride")[0].split("_row")[0]] if not low.startswith("stride") else []
+    if low.startswith("stride_"):
+        rest = low[len("stride_"):]
+        stems += [rest, rest[:-1]] if len(rest) > 1 else [rest]
+    for stem in stems:
+        for p in k.params:
+            pl = p.lower()
+            if stem and pl in (stem, f"{stem}_ptr", f"{stem}ptr", f"{stem}_p"):
+                return p
+    return None
+
+
+def _row_names(k: KernelDecl) -> set[str]:
+    """Locals derived from tl.program_id or a loop variable: a row (or tile) index."""
+    def has_pid(e: ast.AST) -> bool:
+        return any(isinstance(c, ast.Call) and short(ast.unparse(c.func)) in ("program_id", "num_programs")
+                   for c in ast.walk(e))
+
+    rows: set[str] = set()
+    for _ in range(3):  # a few rounds settle chains such as pid -> row -> row_start
+        for n in ast.walk(k.node):
+            if isinstance(n, ast.For) and (has_pid(n.iter) or names_in(n.iter) & rows):
+                rows |= {t.id for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+            if isinstance(n, ast.Assign) and (has_pid(n.value) or names_in(n.value) & rows):
+                rows |= {t.id for tgt in n.targets for t in ast.walk(tgt) if isinstance(t, ast.Name)}
+    return rows
+
+
+def _vector_pointers(ctx: AuditContext, k: KernelDecl, trace: Trace) -> set[str]:
+    """Pointer parameters every access of which is indexed without a row index: 1-D vectors (weights, biases)."""
+    rows = _row_names(k)
+    out: set[str] = set()
+    by_base: dict[str, list[bool]] = {}
+    for a in trace.accesses:
+        ptr = a.node.args[0] if a.node.args else kw(a.node, "pointer")
+        if ptr is None:
+            continue
+        for b in a.ptr.bases:
+            by_base.setdefault(b, []).append(bool(names_in(ptr) & rows) or a.ptr.pid)
+    for b, rowed in by_base.items():
+        if not any(rowed):
+            out.add(b)
+    return out
 
 
 def _stride_snippet(k: KernelDecl, strides: list[str], first_unused: str) -> str:
@@ -382,3 +493,21 @@ def _widen_snippet(ctx: AuditContext, k: KernelDecl, pid_side: ast.expr, other: 
     text = ctx.text(pid_side)
     wrapped = f"({text})" if not isinstance(pid_side, (ast.Name, ast.Call)) else text
     return f"{wrapped}.to(tl.int64) * {ctx.text(other)}"
+
+
+def _uncoalesced(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> None:
+    """Accesses whose every tl.arange axis is multiplied by a size: no axis has consecutive lanes."""
+    accesses = sorted(_unique(trace.accesses, key=lambda a: id(a.node)), key=lambda a: a.node.lineno)
+    # Next to coalesced 2-D tiles (or block pointers), a strided [BT] vector (lse, a gate per row) is a small
+    # side cost: say so at P2 instead of ranking it with the main traffic.
+    tiles = any(a.ptr.block_ptr or (len(a.ptr.vaxes) >= 2 and a.ptr.unit) for a in accesses)
+    for a in accesses:
+        p = a.ptr
+        if p.block_ptr or p.unit or not p.scaled or a.kind.startswith("atomic_"):
+            continue
+        side = tiles and len(p.vaxes) <= 1
+        ctx.add("uncoalesced_access", a.node, k.name,
+                verify="a strided vector next to the kernel's coalesced tiles: measure before changing the layout"
+                if side else "",
+                why=f"the lanes of this tl.{a.kind} step through memory by a size, not by 1 (the offsets' tl.arange "
+                    "is multiplied by it): each lane costs its own memory transaction")

@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 Category = Literal["correctness", "performance", "memory_access", "numerical_stability", "best_practices"]
-Severity = Literal["P0", "P1", "P2"]
+# "info": host-code notes of an audit that is not a benchmark candidate (AuditReport.host_code).
+Severity = Literal["P0", "P1", "P2", "info"]
 
 
 class Finding(BaseModel):
@@ -31,6 +32,10 @@ class AuditReport(BaseModel):
     file: str
     kernels: list[dict[str, Any]] = []
     findings: list[Finding] = []
+    # Honesty checks of a file that is not a benchmark candidate: information about the host code (torch glue,
+    # fallbacks, streams), never counted as problems. A candidate (ModelNew, or reference= given) gets them as findings.
+    host_code: list[Finding] = []
+    candidate: bool = False
     counts: dict[str, int] = {}
     verdict: str = ""
     checked: list[str] = []
@@ -40,6 +45,7 @@ class AuditReport(BaseModel):
     def finalize(self) -> AuditReport:
         """Sort findings, count them and write the verdict."""
         self.findings.sort(key=lambda f: (f.severity, f.line, f.id))
+        self.host_code.sort(key=lambda f: (f.line, f.id))
         self.counts = {s: sum(f.severity == s for f in self.findings) for s in ("P0", "P1", "P2")}
         for f in self.findings:
             self.counts[f.category] = self.counts.get(f.category, 0) + 1

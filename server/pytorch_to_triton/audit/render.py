@@ -5,7 +5,7 @@ from __future__ import annotations
 from .catalog import lookup
 from .model import AuditReport
 
-SECTIONS = ("## Summary", "## Findings by priority", "## Fixes", "## What was checked", "## Not checked")
+SECTIONS = ("## Summary", "## Findings by priority", "## Fixes", "## Host code", "## What was checked", "## Not checked")
 
 
 def render_markdown(report: AuditReport) -> str:
@@ -34,10 +34,22 @@ def render_markdown(report: AuditReport) -> str:
     if not report.findings:
         out += ["Nothing to fix.", ""]
     out += [SECTIONS[3], ""]
+    if report.host_code:  # honesty checks of a file that is not a benchmark candidate: information only
+        out += ["Information about the host code (this file is not audited as a benchmark candidate, so these are "
+                "not problems; pass reference= to judge them):", ""]
+        for f in report.host_code:
+            ev = f.evidence.replace("`", "'")[:80]
+            check = lookup(f.id)  # the title, not the why: the why is written for a benchmark candidate
+            out.append(f"- line {f.line} `{f.id}`{f' ({f.function})' if f.function else ''}: `{ev}`: "
+                       f"{check.title if check else f.why}")
+    else:
+        out.append("Nothing noted." if not report.candidate else
+                   "Audited as a benchmark candidate: honesty checks are in the findings above.")
+    out += ["", SECTIONS[4], ""]
     for cid in report.checked:
         check = lookup(cid)
         out.append(f"- `{cid}`: {check.title}" if check else f"- `{cid}`")
-    out += ["", SECTIONS[4], ""]
+    out += ["", SECTIONS[5], ""]
     out += [f"- {n}" for n in report.not_checked] or ["- nothing listed"]
     return "\n".join(out) + "\n"
 
@@ -57,4 +69,6 @@ def _summary(report: AuditReport) -> str:
         text += f". Fix first: {first.id} at line {first.line}."
     else:
         text += "."
+    if report.host_code:
+        text += f" Host code: {len(report.host_code)} note{'s' if len(report.host_code) != 1 else ''} (information)."
     return text

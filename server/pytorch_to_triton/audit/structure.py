@@ -45,6 +45,7 @@ class KernelDecl:
     params: list[str]
     constexprs: set[str]
     helper: bool = False  # called from another @triton.jit function, not launched
+    no_specialize: set[str] = field(default_factory=set)  # @triton.jit(do_not_specialize=[...])
 
 
 @dataclass
@@ -132,7 +133,13 @@ class FileModel:
             # Locals a kernel declares `BLOCK: tl.constexpr = 128` are compile-time too.
             consts |= {n.target.id for n in ast.walk(fn) if isinstance(n, ast.AnnAssign)
                        and isinstance(n.target, ast.Name) and is_constexpr_annotation(n.annotation)}
-            self.kernels[fn.name] = KernelDecl(fn.name, fn, autotune, heur, params, consts)
+            nospec: set[str] = set()
+            for n, d in deco:
+                if short(n) == "jit" and isinstance(d, ast.Call):
+                    names = kw(d, "do_not_specialize")
+                    if isinstance(names, (ast.List, ast.Tuple)):
+                        nospec |= {e.value for e in names.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            self.kernels[fn.name] = KernelDecl(fn.name, fn, autotune, heur, params, consts, no_specialize=nospec)
             return
         q = f"{cls}.{fn.name}" if cls else fn.name
         self.funcs[q] = HostFunc(q, fn, cls, params)
@@ -173,6 +180,22 @@ class FileModel:
                 if f"{owner}.{f.attr}" in self.funcs:
                     return f"{owner}.{f.attr}"
         return None
+
+    def helper_callers(self, kernel: str) -> set[str]:
+        """Kernels that call the @triton.jit helper `kernel`, transitively."""
+        out: set[str] = set()
+        todo = [kernel]
+        while todo:
+            name = todo.pop()
+            for k in self.kernels.values():
+                if k.name not in out and k.name != kernel and name in self.kernel_calls(k):
+                    out.add(k.name)
+                    todo.append(k.name)
+        return out
+
+    def kernel_calls(self, k: KernelDecl) -> set[str]:
+        """Names of the in-file kernels that kernel `k` calls."""
+        return {dotted(c.func) for c in ast.walk(k.node) if isinstance(c, ast.Call)} & set(self.kernels)
 
     def callers_of(self, qualname: str) -> list[tuple[HostFunc, ast.Call]]:
         return [(f, c) for f in self.funcs.values() for q, c in f.calls if q == qualname]

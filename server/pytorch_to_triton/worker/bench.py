@@ -19,13 +19,94 @@ from typing import Any
 import torch
 
 from . import compare as cmp
+from . import kernelbench as kbench
+from . import memory, roofline
 from .guards import PatchWatch
+from .poison import POISON
 from .runtime import RECORDER, Runtime
-from .tasks import DEFAULT_SHAPES, Case, Task, TaskError, dtype_from_name, dtype_name, load_task, upcast
-from .validate import _flatten, _tensors
+from .tasks import (
+    DEFAULT_SHAPES,
+    SIZES_NEED_KERNELBENCH,
+    Case,
+    Task,
+    TaskError,
+    dtype_from_name,
+    dtype_name,
+    load_task,
+    upcast,
+)
+from .validate import SHRINK_FIX, _flatten, _tensors
 
 Emit = Callable[..., None]
-SUSPECT_SPEEDUP = 10.0  # a >10x win over eager is more often a broken benchmark than a great kernel
+BIG_SPEEDUP = 10.0  # above this, the speedup over eager is reported as information (row "info")
+ROOFLINE_MARGIN = 0.03  # a median this far below the roofline floor is implausible, not measurement noise
+
+
+def _peak_flops(peaks: dict[str, Any], dtype: torch.dtype) -> float:
+    """FLOP/s ceiling for a dtype: the measured bf16 matmul rate (x2 for 8-bit types, whose tensor cores run at
+    twice the bf16 rate; fp32/tf32 run slower than bf16, so bf16 is a ceiling for them too)."""
+    scale = 2.0 if torch.empty((), dtype=dtype).element_size() == 1 else 1.0
+    return float(peaks["bf16_matmul_tflops"]) * 1e12 * scale
+
+
+def roofline_floor_ms(work: roofline.Work, peaks: dict[str, Any], l2_bytes: float, cuda_graph: bool,
+                      dtype: torch.dtype) -> tuple[float, str]:
+    """The least time this GPU needs for the case's work at its measured peaks, and what bounds it.
+
+    Bytes: the reads must come from HBM (do_bench flushes L2 before every call), at most at the measured read
+    rate (never below the copy rate); writes can land in L2 and leave after the timer stops, so only writes past
+    the L2 size count. Under CUDA graphs L2 is not flushed, so reads up to the L2 size may hit it and are not
+    counted either. FLOPs: over the dtype's FLOP/s ceiling (_peak_flops)."""
+    read_gbps = max(float(peaks.get("read_gbps") or 0.0), float(peaks["copy_gbps"]))
+    reads = max(0.0, work.read_bytes - (l2_bytes if cuda_graph else 0.0))
+    t_bytes = (reads + max(0.0, work.write_bytes - l2_bytes)) / read_gbps / 1e6
+    t_flops = (work.flops or 0.0) / _peak_flops(peaks, dtype) * 1e3
+    return (t_flops, "flops") if t_flops > t_bytes else (t_bytes, "bytes")
+
+
+def plausibility_flags(median_ms: float, work: roofline.Work, peaks: dict[str, Any], l2_bytes: float,
+                       cuda_graph: bool, dtype: torch.dtype) -> list[str]:
+    """A suspect flag when the median beats this GPU's roofline floor by more than ROOFLINE_MARGIN."""
+    floor, bound = roofline_floor_ms(work, peaks, l2_bytes, cuda_graph, dtype)
+    if not median_ms or floor <= 0 or median_ms >= floor * (1 - ROOFLINE_MARGIN):
+        return []
+    if bound == "flops":
+        what = (f"{work.flops:.3g} FLOPs ({work.flops_source}) at the measured "
+                f"{_peak_flops(peaks, dtype) / 1e12:.0f} TFLOP/s")
+        fix = "FLOPS" if work.flops_source == "declared" else "FLOPS (the count came from the reference's ops)"
+    else:
+        what = (f"{work.read_bytes / 1e6:.3g} MB read + {work.write_bytes / 1e6:.3g} MB written ({work.bytes_source}) "
+                f"at the measured {max(float(peaks.get('read_gbps') or 0), float(peaks['copy_gbps'])):.0f} GB/s")
+        fix = "BYTES" if work.bytes_source == "declared" else "BYTES (the count assumes every input is read once)"
+    return [f"faster than the roofline: {median_ms:.4f} ms is below the {floor:.4f} ms this GPU needs for {what}; "
+            "either work is skipped (cached or reused results, a shortcut for these inputs), data came from cache, "
+            f"or the figure overstates the work: validate on this case (cases=[...]), read the code, check {fix}"]
+
+
+def _recheck(fn: Callable[..., Any], ref_fn: Callable[..., Any], fresh: list[Any], dtype: torch.dtype,
+             tols: dict[str, Any] | None, case: Any) -> str | None:
+    """Re-run the candidate after timing on fresh inputs into poisoned memory; None when it is still right."""
+    with torch.no_grad():
+        expect = ref_fn(*fresh)
+        POISON.float_value, POISON.int_offset, POISON.active = math.nan, 0, True
+        try:
+            got = fn(*fresh)
+            if any(t.is_cuda for t in _tensors(_flatten(got))):
+                _sync()
+        finally:
+            POISON.active = False
+    good, why = _close(got, expect, dtype, 2.0, tols, case)
+    if good:
+        return None
+    holes = sum(int((torch.isnan(o) & torch.isfinite(r)).sum()) for o, r in zip(_flatten(got), _flatten(expect))
+                if isinstance(o, torch.Tensor) and isinstance(r, torch.Tensor) and o.is_floating_point()
+                and o.shape == r.shape)
+    if holes:
+        return (f"output not written: after timing, {holes} output elements still hold the NaN poison of fresh "
+                "memory where the reference is finite: the candidate skips work on repeated calls (a cache, an "
+                "early exit) or its grid misses part of the output; run_validation on this case shows where")
+    return (f"wrong on fresh inputs after timing ({why}): results cached across calls (keyed on shape or "
+            "data_ptr) or state kept between calls; remove the cache and re-validate")
 
 
 def _sync() -> None:
@@ -130,22 +211,25 @@ def measure_peaks(path: Path, rt: Runtime, emit: Emit) -> dict[str, Any]:
             cache = json.loads(path.read_text())
         except (OSError, ValueError):
             cache = {}
-    if key in cache:
+    if key in cache and "read_gbps" in cache[key]:  # an entry without the read rate predates it: measure again
         return cache[key]
-    emit("progress", message="measuring this GPU's peaks once (device copy, bf16 8192^3 matmul)")
+    emit("progress", message="measuring this GPU's peaks once (device copy, read, bf16 8192^3 matmul)")
     n = 1 << 28  # 1 GiB of fp32 each way: far past L2, so this is HBM bandwidth
     x = torch.empty(n, device="cuda", dtype=torch.float32).uniform_()
     y = torch.empty_like(x)
     t_copy = _median_of(lambda: y.copy_(x), 5)
-    x = y = None  # free before the matmul; the lambda above is done with them
+    y = None
+    t_read = _median_of(lambda: x.sum(), 5)  # reads alone run faster than a copy: the floor for read-heavy kernels
+    x = None  # free before the matmul; the lambda above is done with them
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     t_mm = _median_of(lambda: a @ b, 5)
     a = b = None
     torch.cuda.empty_cache()
-    peaks = {"copy_gbps": 2 * n * 4 / t_copy / 1e6, "bf16_matmul_tflops": 2 * 8192**3 / t_mm / 1e9,
+    peaks = {"copy_gbps": 2 * n * 4 / t_copy / 1e6, "read_gbps": n * 4 / t_read / 1e6,
+             "bf16_matmul_tflops": 2 * 8192**3 / t_mm / 1e9,
              "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "method": "best of 5 do_bench medians; copy "
-             "counts read+write bytes; matmul 2*8192^3 FLOPs", "gpu": rt.gpu_name}
+             "counts read+write bytes; read: torch.sum of 1 GiB; matmul 2*8192^3 FLOPs", "gpu": rt.gpu_name}
     cache[key] = peaks
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -164,7 +248,11 @@ def _median_of(fn: Callable[[], Any], k: int) -> float:
 
 
 def _bench_specs(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float | None]]:
-    """(case name, shape, sweep x) to time."""
+    """(case name, shape, sweep x) to time (KernelBench: the shape is a sizes dict, kernelbench.bench_specs)."""
+    if task.kernelbench:
+        return kbench.bench_specs(task, args)
+    if args.get("sizes"):
+        raise TaskError("inputs", SIZES_NEED_KERNELBENCH, usage=True)
     sweep = args.get("sweep")
     if sweep:
         param, template = sweep["param"], sweep.get("shape") or [sweep["param"]]
@@ -176,8 +264,6 @@ def _bench_specs(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float
     if args.get("cases"):
         return [(c.get("name") or f"case{i}", tuple(c["shape"]) if isinstance(c["shape"], list) else c["shape"], None)
                 for i, c in enumerate(args["cases"])]
-    if task.kernelbench:
-        return [("kernelbench", None, None)]
     bench = getattr(task.ref_mod, "BENCH_SHAPES", None)
     if bench:
         return [(k, v, None) for k, v in bench.items()]
@@ -228,6 +314,9 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
                 "CPU interpreter would be meaningless. Use run_validation here, or run on a GPU machine"}
     ref_path = Path(args["reference"])
     base = load_task(ref_path, None, args.get("reference_entry"), None, "cuda")
+    from .formulas import install as _sidecar_formulas
+
+    _sidecar_formulas(base.ref_mod, args)  # [bench] bytes/flops of the task sidecar become BYTES/FLOPS
     cand_tasks = []
     notes: list[str] = []
     for path, display in zip(args["candidates"], args["candidate_displays"]):
@@ -245,36 +334,48 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
     env["l2_cache_mb"] = round(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) / 2**20, 1)
     specs = _bench_specs(base, args)
     tols = cmp.merged_tolerances(base.ref_mod, args.get("tolerances"))  # the same tolerances as run_validation
-    compiled_ref = None
-    if args.get("compile", "default") != "none":
-        mode = args["compile"]
-        compiled_ref = torch.compile(base.ref_fn, mode=None if mode == "default" else mode)
+    if base.kernelbench:  # no dtype asked: the problem's own inputs, labelled with their dtype
+        dtype = kbench.bench_setup(base, cand_tasks, specs, args, dtype)
+    compiled_ref, compiled_of, mode = None, None, args.get("compile", "default")
     timings: list[dict[str, Any]] = []
     total = len(specs) * (2 + len(cand_tasks))
     step = 0
     for case_name, shape, x in specs:
         case = Case(case_name, shape, dtype, "cuda", 0)
+        cands = kbench.prepare_for_bench(base, cand_tasks, case) if base.kernelbench else cand_tasks
+        if mode != "none" and compiled_of is not base.ref_fn:  # KernelBench: new sizes may mean a new model
+            compiled_ref = torch.compile(base.ref_fn, mode=None if mode == "default" else mode)
+            compiled_of = base.ref_fn
+        fp64_fits = _fits(base, case, case_name)  # refuses (usage error) a case that cannot fit, before allocating
         try:
             inputs = base.make_inputs(case)
-        except torch.OutOfMemoryError:
-            notes.append(f"{case_name}: inputs do not fit in GPU memory; case skipped")
-            continue
-        with torch.no_grad():
-            ref_out = base.ref_fn(*inputs)
+        except torch.OutOfMemoryError as e:
+            memory.forget(e)
+            raise TaskError("memory", f"case {case_name}: its inputs do not fit in GPU memory "
+                            f"({memory.gib(memory.free_bytes('cuda')[0])} free); {SHRINK_FIX}", usage=True) from None
+        counted: float | None = None
+        if callable(getattr(base.ref_mod, "FLOPS", None)):
+            with torch.no_grad():
+                ref_out = base.ref_fn(*inputs)
+        else:  # no declared FLOPS (KernelBench, a user's model): count them during this one reference call
+            try:
+                ref_out, counted = roofline.call_counting_flops(base.ref_fn, inputs)
+            except Exception:  # noqa: BLE001 - an op the counter cannot trace: no FLOPs figure, same error if real
+                with torch.no_grad():
+                    ref_out = base.ref_fn(*inputs)
         _sync()
         ref_check, loose = ref_out, 2.0
         try:
-            free = torch.cuda.mem_get_info()[0]
-            if sum(t.numel() * 8 for t in _tensors(inputs)) * 6 < free:
+            if fp64_fits:
                 with torch.no_grad():
                     ref_check, loose = base.ref_fn(*upcast(inputs)), 1.0
-        except Exception:  # noqa: BLE001 - no float64 path: compare to the native reference, loosened 2x
+        except Exception as e:  # noqa: BLE001 - no float64 path: compare to the native reference, loosened 2x
+            memory.forget(e)
             ref_check, loose = ref_out, 2.0
+            torch.cuda.empty_cache()
         in_bytes = sum(t.numel() * t.element_size() for t in _tensors(inputs))
-        out_bytes = sum(t.numel() * t.element_size() for t in _tensors(_flatten(ref_out)))
-        bytes_fn, flops_fn = getattr(base.ref_mod, "BYTES", None), getattr(base.ref_mod, "FLOPS", None)
-        moved = float(bytes_fn(case, inputs)) if callable(bytes_fn) else float(in_bytes + out_bytes)
-        flops = float(flops_fn(case, inputs)) if callable(flops_fn) else None
+        work = roofline.work_of(base.ref_mod, case, inputs, _flatten(ref_out), counted, base.ref_model)
+        moved, flops = work.bytes, work.flops
         l2 = env["l2_cache_mb"] * 2**20
         n_sets = 1 if in_bytes == 0 or in_bytes > 2 * l2 else min(8, math.ceil(4 * l2 / in_bytes))
         sets = [inputs] + [base.make_inputs(Case(case_name, shape, dtype, "cuda", s)) for s in range(1, n_sets)]
@@ -282,13 +383,15 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
         if compiled_ref is not None:
             impls.append(("torch.compile", compiled_ref, None))
         impls += [(d, t.cand_fn if isinstance(t, Task) else t, t.cand_mod if isinstance(t, Task) else None)
-                  for d, t in cand_tasks]
+                  for d, t in cands]
         case_rows = []
         for impl, fn, mod in impls:
             step += 1
             emit("progress", message=f"timing {impl} on {case_name} ({dtype_name(dtype)})", progress=step, total=total)
             row: dict[str, Any] = {"impl": impl, "case": case_name, "ok": False, "x": x,
                                    "shape": [list(t.shape) for t in _tensors(inputs)], "dtype": dtype_name(dtype)}
+            if isinstance(shape, dict):
+                row["sizes"] = dict(shape)  # KernelBench: the module-level sizes this row ran at
             case_rows.append(row)
             if isinstance(fn, Exception):
                 row["error"] = f"import failed: {type(fn).__name__}: {fn}"
@@ -307,7 +410,10 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
                         row["error"] = f"wrong result on the benchmark inputs, not timed: {why}"
                         continue
                     if launches == 0:
-                        row["suspect"] = ["no Triton kernel launched"]
+                        row["suspect"] = ["no Triton kernel launched: the candidate computed with PyTorch (or "
+                                          "an early-return path), so this times PyTorch; validate and fix "
+                                          "pytorch_compute / no_triton_launch"]
+                out = None  # the first call's outputs are checked; the timed calls allocate their own
                 counter = [0]
 
                 def call(fn: Any = fn, sets: list[Any] = sets, counter: list[int] = counter) -> Any:
@@ -341,28 +447,40 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
                 if flops:
                     row["tflops"] = flops / med / 1e9
                     row["pct_peak_flops"] = 100 * row["tflops"] / peaks["bf16_matmul_tflops"]
+                row.update(bytes=moved, flops=flops, bytes_source=work.bytes_source, flops_source=work.flops_source,
+                           roofline_ms=roofline_floor_ms(work, peaks, l2, bool(args.get("cuda_graph")), dtype)[0])
+                implausible = plausibility_flags(med, work, peaks, l2, bool(args.get("cuda_graph")), dtype)
+                if implausible:
+                    row.setdefault("suspect", []).extend(implausible)
+                    if impl not in ("eager", "torch.compile"):
+                        row["ok"] = False
                 if impl not in ("eager", "torch.compile"):
                     fresh = base.make_inputs(Case(case_name, shape, dtype, "cuda", 12345))
-                    with torch.no_grad():
-                        good, why = _close(fn(*fresh), base.ref_fn(*fresh), dtype, 2.0, tols, case)
-                    if not good:
-                        row.setdefault("suspect", []).append(f"wrong on fresh inputs after timing ({why}): caching?")
+                    why = _recheck(fn, base.ref_fn, fresh, dtype, tols, case)
+                    if why:
+                        row.setdefault("suspect", []).append(why)
                         row["ok"] = False
                     row["autotune"] = _autotune_report(mod)
                     row["patched"] = patches.check_and_restore() or None
                     if row["patched"]:
-                        row.setdefault("suspect", []).append(f"patched {row['patched']}")
+                        row.setdefault("suspect", []).append(
+                            f"patched {row['patched']}: the candidate replaced timers or comparison functions "
+                            "(restored), so its timing cannot be trusted; remove the patch")
                         row["ok"] = False
             except torch.OutOfMemoryError as e:
-                row["error"] = f"out of GPU memory: {str(e)[:200]}"
-                torch.cuda.empty_cache()
+                row.update(ok=False, error=f"out of GPU memory: {str(e)[:200]}")
+                memory.forget(e)  # its frames hold the row's tensors
             except Exception as e:  # noqa: BLE001 - one implementation failing must not hide the others
-                row["error"] = f"{type(e).__name__}: {str(e)[:500]}"
+                row.update(ok=False, error=f"{type(e).__name__}: {str(e)[:500]}")
+                memory.forget(e)
+            out = fresh = None  # this row's outputs go before the next row allocates its own
+            torch.cuda.empty_cache()
         _speedups(case_rows, peaks)
         timings.extend(case_rows)
         del sets, inputs
-        torch.cuda.empty_cache()
-    ok = all(r["ok"] for r in timings if r["impl"] not in ("eager", "torch.compile")) and bool(timings)
+        ref_out = ref_check = None
+        memory.release("cuda")
+    ok = report_ok(timings)
     return {"ok": ok, "verdict": _verdict(timings), "device": "cuda", "timings": timings, "peaks": peaks,
             "environment": env, "notes": notes, "summary": _summary(timings, env, peaks)}
 
@@ -380,17 +498,46 @@ def _speedups(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> None:
             # Significant only when the gap exceeds both run-to-run ranges.
             noise = (max(b["repeats_ms"]) - min(b["repeats_ms"])) + (max(r["repeats_ms"]) - min(r["repeats_ms"]))
             r[f"significant_{key}"] = abs(b["median_ms"] - r["median_ms"]) > noise
-        sus = r.setdefault("suspect", [])
-        if r["impl"] not in ("eager", "torch.compile") and (r.get("speedup_vs_eager") or 0) > SUSPECT_SPEEDUP:
-            sus.append(f"{r['speedup_vs_eager']:.1f}x faster than eager: check the work is really done")
-        if r.get("gbps") and r["gbps"] > 1.05 * peaks["copy_gbps"]:
-            sus.append(f"{r['gbps']:.0f} GB/s exceeds the measured copy peak {peaks['copy_gbps']:.0f} GB/s "
-                       "(data served from L2/cache, or BYTES overstated)")
-        if r.get("tflops") and r["tflops"] > 1.05 * peaks["bf16_matmul_tflops"]:
-            sus.append(f"{r['tflops']:.0f} TFLOP/s exceeds the measured bf16 matmul peak")
+        r.setdefault("suspect", [])
+        if r["impl"] not in ("eager", "torch.compile") and (r.get("speedup_vs_eager") or 0) > BIG_SPEEDUP:
+            # A fact, not a suspicion: fusing a chain of eager ops often wins by 10x or more; whether the number
+            # is believable is what the roofline floor (plausibility_flags) and the rechecks decide.
+            r.setdefault("info", []).append(f"{r['speedup_vs_eager']:.1f}x faster than eager (information: eager "
+                                            "runs one kernel per op; plausibility is checked against the roofline)")
+
+
+def report_ok(rows: list[dict[str, Any]]) -> bool:
+    """The benchmark's ok: something was timed, every candidate row is ok, and no row (a baseline's neither:
+    without it there is no comparison) carries an error."""
+    return (bool(rows) and all(r["ok"] for r in rows if r["impl"] not in ("eager", "torch.compile"))
+            and not any(r.get("error") for r in rows))
+
+
+def _fits(task: Task, case: Case, name: str) -> bool:
+    """Whether the float64 check fits next to the case; a case that cannot fit at all is refused (usage error)."""
+    kb = task.kernelbench
+    est = memory.estimate(lambda: task.make_inputs(case if kb else Case(case.name, case.shape, case.dtype, "meta",
+                                                                         case.seed, case.scale)),
+                          (lambda xs: task.ref_model(*xs)) if kb else (lambda xs: task.ref_fn(*xs)), "cuda")
+    if est is None:
+        return True  # no estimate possible: try; an OOM then fails the row that hit it
+    free, where = memory.free_bytes("cuda")
+    if est.bench_need(True) <= free:
+        return True
+    need = est.bench_need(False)
+    if need <= free:
+        return False
+    raise TaskError("inputs", f"case {name} needs about {memory.gib(need)} to benchmark ({est.describe()}; the "
+                    f"reference's outputs, a candidate's outputs on two calls and the recheck) but "
+                    f"{memory.gib(free)} of {where} are free; {SHRINK_FIX}", usage=True)
 
 
 def _verdict(rows: list[dict[str, Any]]) -> str:
+    failed = [r for r in rows if r.get("error")]
+    if failed:
+        r = failed[0]
+        return (f"{len(failed)} timing row(s) failed: {r['impl']} [{r['case']}]: {r['error']}"
+                + ("" if len(failed) == 1 else f"; also {', '.join(f['impl'] for f in failed[1:4])}"))
     cands = [r for r in rows if r["impl"] not in ("eager", "torch.compile")]
     if not cands:
         return "baselines timed (no candidates given)"
@@ -410,7 +557,8 @@ def _verdict(rows: list[dict[str, Any]]) -> str:
 
 def _summary(rows: list[dict[str, Any]], env: dict[str, Any], peaks: dict[str, Any]) -> str:
     lines = [f"run_benchmark on {env.get('gpu')} (torch {env.get('torch')}, triton {env.get('triton')}); measured "
-             f"peaks: copy {peaks['copy_gbps']:.0f} GB/s, bf16 matmul {peaks['bf16_matmul_tflops']:.0f} TFLOP/s"]
+             f"peaks: copy {peaks['copy_gbps']:.0f} GB/s, read {peaks.get('read_gbps') or 0:.0f} GB/s, "
+             f"bf16 matmul {peaks['bf16_matmul_tflops']:.0f} TFLOP/s"]
     for r in rows:
         if r.get("median_ms") is None:
             lines.append(f"  {r['impl']} [{r['case']}]: not timed: {r.get('error')}")
@@ -419,13 +567,15 @@ def _summary(rows: list[dict[str, Any]], env: dict[str, Any], peaks: dict[str, A
         if r.get("gbps"):
             extra.append(f"{r['gbps']:.0f} GB/s ({r['pct_peak_bw']:.0f}% of copy)")
         if r.get("tflops"):
-            extra.append(f"{r['tflops']:.0f} TFLOP/s ({r['pct_peak_flops']:.0f}%)")
+            extra.append(f"{r['tflops']:.0f} TFLOP/s ({r['pct_peak_flops']:.0f}%, FLOPs {r.get('flops_source')})")
         for key, label in (("speedup_vs_eager", "eager"), ("speedup_vs_compile", "compile")):
             if r.get(key):
                 sig = "" if r.get(key.replace("speedup", "significant")) else "~"
                 extra.append(f"{sig}{r[key]:.2f}x vs {label}")
         if r.get("suspect"):
             extra.append("SUSPECT: " + "; ".join(r["suspect"]))
+        if r.get("info"):
+            extra.append("(" + "; ".join(r["info"]) + ")")
         lines.append(f"  {r['impl']} [{r['case']}]: {r['median_ms']:.4f} ms (p20 {r['p20_ms']:.4f}, p80 "
                      f"{r['p80_ms']:.4f}, spread {r['spread_pct']}%) " + ", ".join(extra))
     return "\n".join(lines)

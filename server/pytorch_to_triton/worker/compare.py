@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -15,6 +16,11 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "float64": (1e-7, 1e-7),
 }
 WORST_K = 5
+# Comparisons run over slices of this many elements: 8 Mi float64 temporaries are 64 MiB each, and compare()
+# peaks at 7.2 slices' worth of them (measured with the RSS high-water mark; same_within_rounding 6.5), so ~0.5
+# GiB against tens of GiB for whole 1.6 G-element outputs. 200 slices of a 6.4 GB output cost ~4000 launches.
+CHUNK_ELEMS = 1 << 23
+CHUNK_TEMPS = 8
 
 
 def merged_tolerances(ref_mod: Any, overrides: dict[str, Any] | None) -> dict[str, Any]:
@@ -52,8 +58,21 @@ def _index(flat: int, shape: tuple[int, ...]) -> list[int]:
     return list(reversed(idx))
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float) -> dict[str, Any]:
-    """assert_close-style check plus the numbers: max abs/rel error, relative L2, worst indices, non-finite."""
+def _slices(n: int, chunk: int | None) -> list[tuple[int, int]]:
+    step = max(1, int(chunk or CHUNK_ELEMS))
+    return [(s, min(n, s + step)) for s in range(0, n, step)]
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor:
+    # A view when the layout allows (no copy); a non-contiguous output is copied once in its own dtype.
+    return t.detach().reshape(-1)
+
+
+def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chunk: int | None = None) -> dict[str, Any]:
+    """assert_close-style check plus the numbers: max abs/rel error, relative L2, worst indices, non-finite.
+
+    Works over slices of `chunk` elements (CHUNK_ELEMS by default), so its float64 temporaries stay bounded
+    (about CHUNK_TEMPS x 8 bytes per element of a slice) whatever the tensors' size; the metrics are the same."""
     shape = tuple(out.shape)
     n = out.numel()
     res: dict[str, Any] = {"numel": n, "rtol": rtol, "atol": atol, "max_abs_err": 0.0, "max_rel_err": 0.0,
@@ -62,37 +81,55 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float) -> d
         res["ok"] = True
         return res
     exact = not (out.is_floating_point() or out.is_complex())
-    o = out.detach().to(ref.device, torch.float64).reshape(-1)
-    r = ref.detach().to(torch.float64).reshape(-1)
-    both_nan = torch.isnan(o) & torch.isnan(r)
-    same_inf = torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r))
-    agree = both_nan | same_inf
-    diff = (o - r).abs()
-    diff = torch.where(agree, torch.zeros_like(diff), diff)
-    diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
-    if exact:
-        bad = (o != r) & ~agree
-    else:
-        bad = ~(diff <= atol + rtol * r.abs()) & ~agree
-    rel = diff / r.abs().clamp_min(torch.finfo(torch.float64).tiny)
-    rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
-    finite = torch.isfinite(o) & torch.isfinite(r)
-    ref_norm = torch.linalg.vector_norm(torch.where(finite, r, torch.zeros_like(r)))
-    diff_norm = torch.linalg.vector_norm(torch.where(finite, o - r, torch.zeros_like(r)))
-    res["max_abs_err"] = float(diff.max())
-    res["max_rel_err"] = float(rel.max())
+    of, rf = _flat(out), _flat(ref)
+    max_abs = max_rel = 0.0
+    ref_norms, diff_norms = [], []
+    mismatches = nonfinite = 0
+    worst: list[tuple[float, int, float | str, float | str]] = []
+    first_bad: int | None = None
+    for s, e in _slices(n, chunk):
+        o = of[s:e].to(ref.device, torch.float64)
+        r = rf[s:e].to(torch.float64)
+        agree = (torch.isnan(o) & torch.isnan(r)) | (torch.isinf(o) & torch.isinf(r) & (torch.sign(o) == torch.sign(r)))
+        diff = (o - r).abs_()
+        diff.masked_fill_(agree, 0.0)
+        diff.masked_fill_(torch.isnan(diff), float("inf"))
+        if exact:
+            bad = (o != r) & ~agree
+        else:
+            bad = ~(diff <= atol + rtol * r.abs()) & ~agree
+        rel = diff / r.abs().clamp_min(torch.finfo(torch.float64).tiny)
+        rel.masked_fill_(diff == 0, 0.0)
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, float(rel.max()))
+        del rel
+        finite = torch.isfinite(o) & torch.isfinite(r)
+        ref_norms.append(torch.linalg.vector_norm(torch.where(finite, r, 0.0)))
+        diff_norms.append(torch.linalg.vector_norm(torch.where(finite, o - r, 0.0)))
+        nonfinite += int((~torch.isfinite(o) & torch.isfinite(r)).sum())
+        n_bad = int(bad.sum())
+        if n_bad:
+            mismatches += n_bad
+            if first_bad is None:
+                first_bad = s + int(torch.nonzero(bad)[0])
+            k = min(WORST_K, n_bad)
+            score = torch.where(bad, diff, -1.0)
+            vals, idx = torch.topk(score, k)
+            for v, i in zip(vals.tolist(), idx.tolist()):
+                worst.append((v, s + i, _num(o[i]), _num(r[i])))
+            worst = sorted(worst, key=lambda w: (-w[0], w[1]))[:WORST_K]
+    # The norm of per-slice norms is the norm of the whole (one slice: exactly today's number).
+    ref_norm = torch.linalg.vector_norm(torch.stack(ref_norms))
+    diff_norm = torch.linalg.vector_norm(torch.stack(diff_norms))
+    res["max_abs_err"] = max_abs
+    res["max_rel_err"] = max_rel
     res["rel_l2_err"] = float(diff_norm / ref_norm) if float(ref_norm) > 0 else float(diff_norm)
-    res["mismatches"] = int(bad.sum())
-    res["nonfinite"] = int((~torch.isfinite(o) & torch.isfinite(r)).sum())
-    res["ok"] = res["mismatches"] == 0
-    if res["mismatches"]:
-        k = min(WORST_K, res["mismatches"])
-        score = torch.where(bad, diff, torch.full_like(diff, -1.0))
-        top = torch.topk(score, k).indices.tolist()
-        res["worst"] = [
-            {"index": _index(i, shape), "got": _num(o[i]), "expected": _num(r[i])} for i in top
-        ]
-        res["first_bad_index"] = _index(int(torch.nonzero(bad)[0]), shape)
+    res["mismatches"] = mismatches
+    res["nonfinite"] = nonfinite
+    res["ok"] = mismatches == 0
+    if mismatches:
+        res["worst"] = [{"index": _index(i, shape), "got": got, "expected": exp} for _, i, got, exp in worst]
+        res["first_bad_index"] = _index(first_bad or 0, shape)
     return res
 
 
@@ -101,28 +138,88 @@ def _num(x: torch.Tensor) -> float | str:
     return v if v == v and abs(v) != float("inf") else str(v)
 
 
-def poison_mask(a: torch.Tensor, b: torch.Tensor, a_value: float | int | None, b_value: float | int | None) -> torch.Tensor:
-    """Positions still holding the poison in both runs (run A's poison in A, run B's in B): unwritten."""
-    if a.numel() == 0 or b_value is None or a_value is None:
-        return torch.zeros(a.shape, dtype=torch.bool, device=a.device)
+def unwritten(a: torch.Tensor, b: torch.Tensor, a_value: float | int | None, b_value: float | int | None,
+              chunk: int | None = None) -> tuple[int, int | None]:
+    """(count, first flat index) of positions still holding the poison in both runs (A's in A, B's in B)."""
+    n = a.numel()
+    if n == 0 or b_value is None or a_value is None:
+        return 0, None
+    af, bf = _flat(a), _flat(b)
     sb = torch.tensor(b_value, dtype=b.dtype, device=b.device)
-    if a.is_floating_point():
-        return torch.isnan(a) & (b == sb)
-    sa = torch.tensor(a_value, dtype=a.dtype, device=a.device)
-    return (a == sa) & (b == sb)
+    sa = None if a.is_floating_point() else torch.tensor(a_value, dtype=a.dtype, device=a.device)
+    count, first = 0, None
+    for s, e in _slices(n, chunk):
+        x, y = af[s:e], bf[s:e]
+        mask = (torch.isnan(x) if sa is None else x == sa) & (y == sb)
+        c = int(mask.sum())
+        if c and first is None:
+            first = s + int(torch.nonzero(mask)[0])
+        count += c
+    return count, first
 
 
-def same_within_rounding(a: torch.Tensor, b: torch.Tensor) -> tuple[bool, float]:
+def same_within_rounding(a: torch.Tensor, b: torch.Tensor, chunk: int | None = None) -> tuple[bool, float]:
     """Two runs of the same kernel on the same inputs: equal up to a few ulps (atomics reorder sums)."""
     if a.numel() == 0:
         return True, 0.0
     if not a.is_floating_point():
         return bool(torch.equal(a, b)), float((a != b).sum())
     eps = torch.finfo(a.dtype).eps
-    ad, bd = a.double(), b.double()
-    agree = (torch.isnan(ad) & torch.isnan(bd)) | (ad == bd)
-    diff = torch.where(agree, torch.zeros_like(ad), (ad - bd).abs())
-    diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
-    scale = torch.maximum(ad.abs(), bd.abs()).nan_to_num(0.0)
-    ok = diff <= 16 * eps * (scale + 1.0)
-    return bool(ok.all()), float(diff.max())
+    af, bf = _flat(a), _flat(b)
+    ok, worst = True, 0.0
+    for s, e in _slices(a.numel(), chunk):
+        ad, bd = af[s:e].double(), bf[s:e].double()
+        agree = (torch.isnan(ad) & torch.isnan(bd)) | (ad == bd)
+        diff = (ad - bd).abs_()
+        diff.masked_fill_(agree, 0.0)
+        diff.masked_fill_(torch.isnan(diff), float("inf"))
+        scale = torch.maximum(ad.abs(), bd.abs()).nan_to_num(0.0)
+        ok = ok and bool((diff <= 16 * eps * (scale + 1.0)).all())
+        worst = max(worst, float(diff.max()))
+    return ok, worst
+
+
+def same_bits(a: Any, b: Any, chunk: int | None = None) -> bool:
+    """Equal values (NaN equals NaN) and shapes, tensors compared slice by slice; lists and scalars too."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        af, bf = _flat(a), _flat(b.to(a.device))
+        for s, e in _slices(a.numel(), chunk):
+            x, y = af[s:e], bf[s:e]
+            eq = x == y
+            if a.is_floating_point():
+                eq |= torch.isnan(x) & torch.isnan(y)
+            if not bool(eq.all()):
+                return False
+        return True
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_bits(x, y, chunk) for x, y in zip(a, b))
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+_INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def fingerprint(value: Any, chunk: int | None = None) -> Any:
+    """A small stand-in for a value: equal values give equal fingerprints, different ones almost surely differ.
+
+    Lets the cross-trial stale check remember outputs without keeping them (two 64-bit position-weighted
+    sums of the raw bits; NaNs with different payloads differ, which can only hide a finding, never invent one)."""
+    if isinstance(value, torch.Tensor):
+        t = value.detach()
+        if t.is_complex() or t.element_size() not in _INT_OF_SIZE:
+            return ("tensor", tuple(t.shape), str(t.dtype), float(t.abs().sum()) if t.numel() else 0.0)
+        bits = _flat(t.view(torch.uint8) if t.dtype == torch.bool else t.view(_INT_OF_SIZE[t.element_size()]))
+        h1 = h2 = 0
+        for s, e in _slices(bits.numel(), chunk):
+            x = bits[s:e].to(torch.int64)
+            w = torch.arange(s, e, device=x.device, dtype=torch.int64).mul_(0x9E3779B97F4A7C15 - (1 << 64)).add_(1)
+            h1 = (h1 + int(x.sum())) % (1 << 64)
+            h2 = (h2 + int((x * w).sum())) % (1 << 64)
+        return ("tensor", tuple(t.shape), str(t.dtype), h1, h2)
+    if isinstance(value, (list, tuple)):
+        return tuple(fingerprint(v, chunk) for v in value)
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return value

@@ -59,6 +59,19 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
     cls.run = run
 
 
+def _install_interpreter_hooks() -> dict[str, Any]:
+    """TF32-faithful tl.dot and in-launch progress under the interpreter; what got installed, for `runtime`."""
+    from . import interp_progress, interp_tf32
+
+    out: dict[str, Any] = {"interpreter_progress": interp_progress.install()}
+    try:
+        interp_tf32.install()
+        out["tf32_emulation"] = interp_tf32.TF32_OPERAND_ROUNDING  # fp32 dot operands cut to 10 mantissa bits
+    except interp_tf32.NotEmulated as e:
+        out["tf32_emulation"] = f"TF32 not emulated: {e}"
+    return out
+
+
 @dataclass
 class Runtime:
     """What the worker found: device, interpreter mode, versions."""
@@ -92,6 +105,8 @@ def setup() -> Runtime:
     _wrap_run(autotuner.Heuristics, counts=False)
     RECORDER.owner = threading.get_ident()
     info: dict[str, Any] = {"python": sys.version.split()[0]}
+    if not cuda:
+        info.update(_install_interpreter_hooks())
     gpu_name = None
     if cuda:
         props = torch.cuda.get_device_properties(0)

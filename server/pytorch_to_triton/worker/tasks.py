@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import functools
 import hashlib
 import importlib.util
 import inspect
@@ -16,6 +16,8 @@ from types import ModuleType
 from typing import Any
 
 import torch
+
+from . import kernel_reuse
 
 DTYPES = {
     "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
@@ -43,6 +45,11 @@ class TaskError(Exception):
         super().__init__(message)
         self.phase = phase
         self.usage = usage
+
+
+SIZES_NEED_KERNELBENCH = ("sizes override a KernelBench reference's module-level constants (batch_size, dim, ...); "
+                          "this reference is in function form: give cases with a shape instead, e.g. "
+                          "[{'name': 'big', 'shape': [4096, 4096]}]")
 
 
 def dtype_from_name(name: str | torch.dtype) -> torch.dtype:
@@ -124,11 +131,19 @@ def _shape(shape: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
+@functools.cache
+def _module_dir(file: str) -> str:
+    # Resolving every loaded module's path (1200-4000 of them) cost 55-180 ms per load_module on the dev CPU, twice
+    # per validation; a module's file does not move while the worker lives, so each is resolved once.
+    return str(Path(file).resolve().parent)
+
+
 def _forget_user_modules(directory: Path) -> None:
     # A user's helper module (e.g. `import common`) must be re-read after edits, not served stale.
+    where = str(directory)
     for name, mod in list(sys.modules.items()):
         f = getattr(mod, "__file__", None)
-        if f and Path(f).resolve().parent == directory and not name.startswith("pytorch_to_triton"):
+        if f and not name.startswith("pytorch_to_triton") and _module_dir(f) == where:
             del sys.modules[name]
 
 
@@ -152,6 +167,7 @@ def load_module(path: Path, role: str) -> ModuleType:
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    kernel_reuse.adopt(mod, path)  # an unchanged file keeps its compiled kernels and autotune choices
     return mod
 
 
@@ -243,29 +259,32 @@ class Task:
     ref_path: Path
     cand_path: Path | None
     ref_model: Any = None
+    kb: Any = None  # kernelbench.KernelBenchState: sizes in effect and the models built for them
+
+    def prepare(self, case: Case) -> None:
+        """KernelBench: the case's sizes in effect and both models built for them; nothing for form (a)."""
+        if self.kb is not None and isinstance(case.shape, dict):
+            self.kb.prepare(self, dict(case.shape), case.dtype)
 
     def case_specs(self, dtypes: list[str] | None, cases: list[dict] | None, replace: bool,
                    only: list[str] | None = None) -> list[tuple[str, Any, torch.dtype, float]]:
-        """(name, shape, dtype, scale) for every case to run."""
-        if self.kernelbench:
-            base: dict[str, Any] = {"kernelbench": None}
-        else:
-            shapes = getattr(self.ref_mod, "SHAPES", None)
-            if shapes is None:
-                rank = int(getattr(self.ref_mod, "RANK", 1))
-                if rank not in DEFAULT_SHAPES:
-                    raise TaskError("inputs", f"RANK={rank} has no default shapes; declare SHAPES", usage=True)
-                shapes = DEFAULT_SHAPES[rank]
-            base = dict(shapes)
+        """(name, shape, dtype, scale) for every case to run (form (a); KernelBench: kernelbench.plan)."""
+        shapes = getattr(self.ref_mod, "SHAPES", None)
+        if shapes is None:
+            rank = int(getattr(self.ref_mod, "RANK", 1))
+            if rank not in DEFAULT_SHAPES:
+                raise TaskError("inputs", f"RANK={rank} has no default shapes; declare SHAPES", usage=True)
+            shapes = DEFAULT_SHAPES[rank]
+        base: dict[str, Any] = dict(shapes)
         names = dtypes or list(getattr(self.ref_mod, "DTYPES", None) or ["float32"])
-        if self.kernelbench and not dtypes:
-            names = ["float32"]
         dts = [dtype_from_name(n) for n in names]
         specs: list[tuple[str, Any, torch.dtype, float]] = []
         user = []
         for c in cases or []:
-            if "shape" not in c:
-                raise TaskError("inputs", f"case {c} has no shape", usage=True)
+            if c.get("shape") is None:
+                hint = (" (sizes are for a KernelBench reference's module-level constants; this reference takes "
+                        "shape, as make_inputs(case) reads it)") if c.get("sizes") is not None else ""
+                raise TaskError("inputs", f"case {c.get('name') or c} has no shape{hint}", usage=True)
             shape = c["shape"]
             shape = tuple(shape) if isinstance(shape, list) else shape
             user.append((str(c.get("name") or f"user_{len(user)}"), shape,
@@ -288,11 +307,9 @@ class Task:
         return specs
 
     def make_inputs(self, case: Case) -> list[Any]:
-        """Inputs for one case as a list (KernelBench: get_inputs under the case's seed)."""
+        """Inputs for one case as a list (KernelBench: get_inputs at the case's sizes under its seed)."""
         if self.kernelbench:
-            torch.manual_seed(case.seed)
-            raw = list(self.ref_mod.get_inputs())
-            return [x.to(case.device) if isinstance(x, torch.Tensor) else x for x in raw]
+            return self.kb.make_inputs(self, case)
         out = self.ref_mod.make_inputs(case)
         if isinstance(out, dict):
             raise TaskError("inputs", "make_inputs must return a tuple of positional arguments, not a dict", usage=True)
@@ -310,10 +327,8 @@ def load_task(ref_path: Path, cand_path: Path | None, ref_entry: str | None, can
         raise ImportFailure("reference", e) from e
     cand_mod = None
     if is_kernelbench(ref_mod):
-        init = list(getattr(ref_mod, "get_init_inputs", lambda: [])())
-        torch.manual_seed(0)
-        model = ref_mod.Model(*init).to(device)
-        task = Task(ref_mod, model, None, None, True, ref_path, cand_path, ref_model=model)
+        from .kernelbench import KernelBenchState
+
         if cand_path is not None:
             try:
                 cand_mod = load_module(cand_path, "cand")
@@ -321,12 +336,10 @@ def load_task(ref_path: Path, cand_path: Path | None, ref_entry: str | None, can
                 raise ImportFailure("candidate", e) from e
             if not hasattr(cand_mod, "ModelNew"):
                 raise TaskError("import", f"{cand_path.name} defines no ModelNew (KernelBench form)", usage=True)
-            torch.manual_seed(0)
-            cand_model = cand_mod.ModelNew(*init).to(device)
-            ref_sd, cand_sd = model.state_dict(), cand_model.state_dict()
-            if ref_sd.keys() == cand_sd.keys():
-                cand_model.load_state_dict(copy.deepcopy(ref_sd))
-            task.cand_fn, task.cand_mod = cand_model, cand_mod
+        # The models are built by Task.prepare / make_inputs at the sizes of the case that runs (never at a full
+        # size the run does not use): ref_fn, ref_model and cand_fn are None until then.
+        task = Task(ref_mod, None, None, cand_mod, True, ref_path, cand_path)
+        task.kb = KernelBenchState(ref_mod, cand_mod, device)
         return task
     if not callable(getattr(ref_mod, "make_inputs", None)):
         raise TaskError("import", f"{ref_path.name} has no make_inputs(case) and is not in KernelBench form "

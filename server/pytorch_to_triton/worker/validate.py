@@ -5,7 +5,6 @@ from __future__ import annotations
 import _thread
 import copy
 import math
-import os
 import time
 import zlib
 from collections.abc import Callable
@@ -15,19 +14,36 @@ from typing import Any
 import torch
 
 from . import compare as cmp
+from . import interp_hints, interp_tf32
+from . import kernelbench as kbench
+from . import memory as mem
 from .errors_fmt import describe
 from .guards import CallEvidence, PatchWatch, guarded_call
 from .poison import POISON, fill_poison
 from .runtime import Runtime
-from .tasks import Case, ImportFailure, Task, TaskError, clone_inputs, dtype_name, load_task, upcast
+from .tasks import (
+    SIZES_NEED_KERNELBENCH,
+    Case,
+    ImportFailure,
+    Task,
+    TaskError,
+    clone_inputs,
+    dtype_name,
+    load_task,
+    upcast,
+)
 
 Emit = Callable[..., None]
+BIG_CASE_BYTES = 256 << 20  # after a case this big, cached blocks go back to the driver before the next one
+SHRINK_FIX = ("shrink the case: pass sizes={...} overriding the problem's module-level sizes (e.g. "
+              "sizes={'batch_size': 256}), or smaller cases=[...] / only_cases=[...]")
 FLOAT_POISON_B = -7777.0  # run B's poison: finite, so unwritten elements show up in both runs differently
 INT_OFFSET_B = 3
 # Failing checks in the order a user should fix them (first_fix is the first one present).
 PRIORITY = ["exception", "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
             "calls_reference", "pytorch_compute", "timer_patched", "unwritten_output", "nonfinite", "mismatch",
-            "gradient_mismatch", "input_mutated", "stale_result", "nondeterministic", "side_stream", "thread"]
+            "relative_mismatch", "gradient_mismatch", "input_mutated", "stale_result", "nondeterministic",
+            "nan_propagation", "side_stream", "thread"]  # nan_propagation after stale_result: a cache fails it too
 FIX_HINTS = {
     "exception": "fix the exception first (see error.file:line)",
     "output_count": "return the same number of outputs as the reference",
@@ -40,6 +56,10 @@ FIX_HINTS = {
     "timer_patched": "do not patch timers or torch comparison functions",
     "unwritten_output": "some output elements are never written: check the grid (triton.cdiv) and the store mask",
     "nonfinite": "NaN/Inf where the reference is finite: accumulate in fp32, subtract the max before exp, add eps",
+    "relative_mismatch": "the outputs are tiny, so atol alone passed them: the values are wrong relative to their "
+                         "own scale; check the scaling factors, the epilogue and the dtype of the accumulator",
+    "nan_propagation": "NaN/inf in the inputs must reach the same outputs as in the reference: no nan_to_num, "
+                       "clamping or max(x, 0)-style masking of NaN, and no masked 'other' values leaking into rows",
     "mismatch": "wrong values: check masks, offsets, strides and the 'other' of masked loads at the worst indices",
     "gradient_mismatch": "the backward pass differs from autograd of the reference: check the gradient formulas",
     "input_mutated": "the candidate writes into its inputs; write to a fresh output instead",
@@ -69,18 +89,6 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def _same_bits(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        if a.is_floating_point():
-            return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
-        return bool(torch.equal(a, b))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same_bits(x, y) for x, y in zip(a, b))
-    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
-
-
 def _as_tensor(x: Any, device: str) -> torch.Tensor:
     return x if isinstance(x, torch.Tensor) else torch.tensor(x, device=device)
 
@@ -102,6 +110,7 @@ class Validator:
         self.findings: dict[str, dict[str, Any]] = {}
         self.notes: list[str] = []
         self.cases: list[dict[str, Any]] = []
+        self._estimates: dict[tuple[Any, ...], mem.Estimate | None] = {}
         self.user_dirs = [Path(args["workspace"]).resolve()]
         self.ref_path = Path(args["reference"])
         self.cand_path = Path(args["candidate"])
@@ -123,20 +132,20 @@ class Validator:
         _sync(self.device)
         return out
 
-    def _ref64(self, inputs: list[Any], task: Task) -> tuple[Any, bool]:
-        """Reference on float64-upcast inputs; falls back to the native result when it cannot run."""
+    def _ref64(self, inputs: list[Any], task: Task) -> tuple[Any, str | None]:
+        """Reference on float64-upcast inputs (the upcast copies are freed on return); (None, note) when it
+        cannot run. An out-of-memory error propagates: the harness itself does not fit (run_case names it)."""
         if not any(isinstance(t, torch.Tensor) and t.is_floating_point() for t in inputs):
-            return None, False
+            return None, None
         try:
-            if task.kernelbench:
-                fn = copy.deepcopy(task.ref_model).double()
-            else:
-                fn = task.ref_fn
-            return self._reference(fn, upcast(inputs)), True
+            fn = copy.deepcopy(task.ref_model).double() if task.kernelbench else task.ref_fn
+            return self._reference(fn, upcast(inputs)), None
         except Exception as e:  # noqa: BLE001 - e.g. a kernel that has no float64 implementation
-            self.notes.append(f"float64 reference unavailable ({type(e).__name__}: {str(e)[:120]}); compared "
-                              "against the reference in the input dtype")
-            return None, False
+            if mem.is_oom(e):
+                raise
+            mem.forget(e)
+            return None, (f"float64 reference unavailable ({type(e).__name__}: {str(e)[:120]}); compared "
+                          "against the reference in the input dtype")
 
     def _candidate(self, fn: Callable, inputs: list[Any], poison_value: float, int_offset: int,
                    case: str) -> tuple[Any, CallEvidence, float]:
@@ -179,97 +188,185 @@ class Validator:
     def run_case(self, task: Task, name: str, shape: Any, dtype: torch.dtype, scale: float, trial: int,
                  *, inputs: list[Any] | None = None, variant: str = "", fp64: bool = True,
                  state: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Validate one (case, dtype, trial); returns the case record."""
+        """Validate one (case, dtype, trial); returns the case record (with its peak memory and io bytes)."""
         label = f"{name}{':' + variant if variant else ''}"
         seed = (int(self.args.get("seed", 0)) * 1_000_003 + zlib.crc32(f"{name}:{dtype}".encode()) + trial) % 2**31
         rec: dict[str, Any] = {"name": label, "dtype": dtype_name(dtype), "trial": trial, "seed": seed, "ok": False}
         case = Case(name, shape, dtype, self.device, seed, scale)
         self.case = case  # per-case TOLERANCES functions see it
-        if inputs is None:
-            self._check_memory(task, case)
-            inputs = task.make_inputs(case)
+        probe = mem.CaseProbe(self.device, extra=_nbytes(inputs) if inputs is not None else 0)
+        try:
+            if inputs is None:
+                fp64 = self._check_memory(task, case, label, fp64, rec)
+                inputs = task.make_inputs(case)
+            self._case_body(task, rec, label, case, inputs, variant, fp64, state)
+        except TaskError:
+            raise
+        except Exception as e:
+            if not mem.is_oom(e):
+                raise
+            mem.forget(e)
+            raise self._harness_oom(label, rec, e) from None
+        finally:
+            inputs = None
+            rec.update(probe.finish())
+            if not rec.get("ok") or (rec.get("io_bytes") or 0) > BIG_CASE_BYTES:
+                mem.release(self.device)  # a failure's traceback or a big case's cached blocks go back now
+        rec["ok"] = bool(rec["ok"]) and "error" not in rec
+        return rec
+
+    def _case_body(self, task: Task, rec: dict[str, Any], label: str, case: Case, inputs: list[Any], variant: str,
+                   fp64: bool, state: dict[str, Any] | None) -> None:
+        """The phases of one case, ordered so that at most ~2.5x its inputs+outputs are live (see memory.py)."""
         rec["shape"] = [list(t.shape) for t in _tensors(inputs)]
+        # 1. The float64 reference first: its upcast inputs are dropped as soon as it returns.
+        ref64, note64 = self._ref64(inputs, task) if fp64 else (None, None)
+        # 2. The native reference on a copy (a reference that writes into its inputs must not change them).
         ref_in = clone_inputs(inputs)
         try:
             ref_out = self._reference(task.ref_fn, ref_in)
         except Exception as e:
+            if mem.is_oom(e):
+                raise
+            mem.forget(e)
             if variant:
-                self.notes.append(f"reference rejects the {variant} variant of {name} ({type(e).__name__}); skipped")
+                self.notes.append(f"reference rejects the {variant} variant of {case.name} ({type(e).__name__}); "
+                                  "skipped")
                 rec.update(ok=True, skipped=True)
-                return rec
-            raise TaskError("reference", f"the reference raised on case {label} ({dtype_name(dtype)}): "
-                            f"{type(e).__name__}: {e}. Fix make_inputs or the reference", usage=True) from e
-        ref_mutates = not _same_bits(ref_in, inputs)
-        ref64, have64 = self._ref64(inputs, task) if fp64 else (None, False)
+                return
+            raise TaskError("reference", f"the reference raised on case {label} ({dtype_name(case.dtype)}): "
+                            f"{type(e).__name__}: {e}. Fix make_inputs or the reference", usage=True) from None
+        if note64:
+            self.notes.append(note64)
+        ref_mutates = not cmp.same_bits(ref_in, inputs)
+        del ref_in
         ref_list = _flatten(ref_out)
-        ref64_list = _flatten(ref64) if have64 else [None] * len(ref_list)
+        del ref_out
+        ref64_list = _flatten(ref64) if ref64 is not None else [None] * len(ref_list)
+        del ref64
         if len(ref64_list) != len(ref_list):
             ref64_list = [None] * len(ref_list)
         in_elems = sum(t.numel() for t in _tensors(inputs))
         out_elems = sum(_as_tensor(r, self.device).numel() for r in ref_list)
+        rec["io_bytes"] = _nbytes(inputs) + _nbytes(ref_list)
+        # 3. What the runs are compared against: the float64 outputs where there are some; the native outputs
+        #    are then needed only for their metadata, a fingerprint and the native-vs-float64 note.
+        tol_over = self.args.get("tolerances_merged") or {}
+        expected, native_err = [], []
+        for r, r64 in zip(ref_list, ref64_list):
+            r_t = _as_tensor(r, self.device)
+            if r64 is not None and r_t.is_floating_point():
+                e_t = _as_tensor(r64, self.device)
+                native_err.append(self._native_note(label, r_t, e_t, tol_over) if r_t.numel() else None)
+            else:
+                e_t = r_t
+                native_err.append(None)
+            expected.append(e_t)
+        ref_meta = [(tuple(r.shape), r.dtype, r.device, True) if isinstance(r, torch.Tensor) else
+                    (tuple(_as_tensor(r, self.device).shape), _as_tensor(r, self.device).dtype, None, False)
+                    for r in ref_list]
+        ref_fp = cmp.fingerprint(ref_list) if state is not None else None
+        del ref_list, ref64_list
 
-        # Run A: NaN poison.
+        # Run A: NaN poison, on a copy of the inputs (to see whether the candidate writes into them).
         cand_in = clone_inputs(inputs)
         try:
             out_a, ev, ms = self._candidate(task.cand_fn, cand_in, math.nan, 0, label)
         except Exception as e:  # noqa: BLE001 - the candidate's failure is data
-            err = describe(e, "run", self.user_dirs)
-            self.find("exception", label, f"{err['type']}: {err['message'][:300]}", err)
-            rec.update(error=err)
-            return rec
+            self._candidate_error(rec, label, e, "")
+            return
         rec["time_ms"] = round(ms, 3)
         rec["launches"] = ev.launches
         self.check_evidence(ev, label, in_elems, out_elems)
-        if not ref_mutates and not _same_bits(cand_in, inputs):
+        mutated = not cmp.same_bits(cand_in, inputs)
+        del cand_in
+        if mutated and not ref_mutates:
             self.find("input_mutated", label, "the candidate modified its inputs (the reference does not)")
-        # Run B: finite sentinel poison, same inputs: tells unwritten elements and races apart.
+        # Run B: finite sentinel poison, same inputs: tells unwritten elements and races apart. It runs on the
+        # original inputs themselves (nothing later needs them pristine), unless run A wrote into its copy.
+        b_in = clone_inputs(inputs) if mutated else inputs
         try:
-            out_b, _, _ = self._candidate(task.cand_fn, clone_inputs(inputs), FLOAT_POISON_B, INT_OFFSET_B, label)
+            out_b, _, _ = self._candidate(task.cand_fn, b_in, FLOAT_POISON_B, INT_OFFSET_B, label)
         except Exception as e:  # noqa: BLE001
-            err = describe(e, "run", self.user_dirs)
-            self.find("exception", label, f"second run raised {err['type']}: {err['message'][:300]}", err)
-            rec.update(error=err)
-            return rec
-        ok = self._compare_outputs(rec, label, ref_list, ref64_list, _flatten(out_a), _flatten(out_b))
+            del out_a
+            self._candidate_error(rec, label, e, "second run raised ")
+            return
+        a_list, b_list = _flatten(out_a), _flatten(out_b)
+        out_fp = cmp.fingerprint(out_a) if state is not None else None
+        del out_a, out_b
+        ok = self._compare_outputs(rec, label, ref_meta, expected, native_err, a_list, b_list)
+        del a_list, b_list, expected
         if ok and state is not None and out_elems > 0:
-            ok = self._stale_checks(task, rec, label, case, cand_in, out_a, ref_out, state) and ok
-        rec["ok"] = ok and "error" not in rec
-        return rec
+            ok = self._stale_checks(task, rec, label, case, b_in, out_fp, ref_fp, ref_mutates, state) and ok
+        rec["ok"] = ok
 
-    def _compare_outputs(self, rec: dict[str, Any], label: str, ref_list: list[Any], ref64_list: list[Any],
-                         a_list: list[Any], b_list: list[Any]) -> bool:
-        if len(a_list) != len(ref_list):
-            self.find("output_count", label, f"{len(a_list)} outputs, the reference returns {len(ref_list)}")
+    def _candidate_error(self, rec: dict[str, Any], label: str, e: BaseException, prefix: str) -> None:
+        """Record a candidate's exception (an out-of-memory one with the sizes) and drop its frames' tensors."""
+        err = describe(e, "run", self.user_dirs)
+        msg = f"{prefix}{err['type']}: {err['message'][:300]}"
+        if mem.is_oom(e):
+            free, where = mem.free_bytes(self.device)
+            msg += (f" [the harness's own copies for this case fit (the reference ran at this size); the candidate "
+                    f"asked for more than the {mem.gib(free)} of {where} left: allocate only the outputs]")
+        mem.forget(e)
+        self.find("exception", label, msg, err)
+        rec.update(error=err)
+
+    def _harness_oom(self, label: str, rec: dict[str, Any], e: BaseException) -> TaskError:
+        """An out-of-memory error in the reference, the float64 copy or the comparison: the case is too big."""
+        free, where = mem.free_bytes(self.device)
+        est = rec.get("mem_estimate_bytes")
+        need = f"the estimate was {mem.gib(est)}" if est else "no size estimate was possible"
+        return TaskError("memory", f"case {label} ({rec['dtype']}) ran out of {where} in the harness itself (the "
+                         f"reference, its float64 copy or the comparison, not the candidate): {type(e).__name__}: "
+                         f"{str(e)[:200]}; {need}, {mem.gib(free)} are free now. {SHRINK_FIX}", usage=True)
+
+    def _native_note(self, label: str, r_t: torch.Tensor, e_t: torch.Tensor, tol_over: dict[str, Any]) -> float:
+        """Max abs error of PyTorch's own result vs float64 (and a note when that is outside the tolerance)."""
+        rtol, atol = cmp.tolerance_for(r_t.dtype, tol_over, self.case)
+        native = cmp.compare(r_t, e_t, rtol, atol)
+        if not native["ok"]:
+            self.notes.append(f"PyTorch's own {dtype_name(r_t.dtype)} result for {label} is outside the "
+                              f"default tolerance vs float64 (max abs {native['max_abs_err']:.3g}); "
+                              "consider declaring TOLERANCES")
+        return native["max_abs_err"]
+
+    def _compare_outputs(self, rec: dict[str, Any], label: str, ref_meta: list[tuple[Any, ...]],
+                         expected: list[torch.Tensor], native_err: list[float | None], a_list: list[Any],
+                         b_list: list[Any]) -> bool:
+        if len(a_list) != len(ref_meta):
+            self.find("output_count", label, f"{len(a_list)} outputs, the reference returns {len(ref_meta)}")
             return False
         ok = True
         outs = []
         tol_over = self.args.get("tolerances_merged") or {}
-        for i, (r, r64, a, b) in enumerate(zip(ref_list, ref64_list, a_list, b_list)):
-            r_t, a_t, b_t = _as_tensor(r, self.device), _as_tensor(a, self.device), _as_tensor(b, self.device)
+        for i, ((r_shape, r_dtype, r_device, r_is_tensor), exp_t, nerr, a, b) in enumerate(
+                zip(ref_meta, expected, native_err, a_list, b_list)):
+            a_t, b_t = _as_tensor(a, self.device), _as_tensor(b, self.device)
             where = f"output {i}"
-            if tuple(a_t.shape) != tuple(r_t.shape):
-                self.find("shape_mismatch", label, f"{where}: shape {list(a_t.shape)}, expected {list(r_t.shape)}")
+            if tuple(a_t.shape) != r_shape:
+                self.find("shape_mismatch", label, f"{where}: shape {list(a_t.shape)}, expected {list(r_shape)}")
                 ok = False
                 continue
-            if a_t.dtype != r_t.dtype:
-                self.find("dtype_mismatch", label, f"{where}: dtype {a_t.dtype}, expected {r_t.dtype}")
+            if a_t.dtype != r_dtype:
+                self.find("dtype_mismatch", label, f"{where}: dtype {a_t.dtype}, expected {r_dtype}")
                 ok = False
                 continue
-            if isinstance(r, torch.Tensor) and a_t.device != r_t.device:
-                self.find("device_mismatch", label, f"{where}: device {a_t.device}, expected {r_t.device}")
+            if r_is_tensor and a_t.device != r_device:
+                self.find("device_mismatch", label, f"{where}: device {a_t.device}, expected {r_device}")
                 ok = False
                 continue
-            rtol, atol = cmp.tolerance_for(r_t.dtype, tol_over, self.case)
-            expected = _as_tensor(r64, self.device) if r64 is not None and r_t.is_floating_point() else r_t
-            m = cmp.compare(a_t, expected, rtol, atol)
-            unwritten = cmp.poison_mask(a_t, b_t, POISON.int_value(a_t.dtype) if not a_t.is_floating_point() else
-                                        math.nan, FLOAT_POISON_B if a_t.is_floating_point() else
-                                        (POISON.int_value(a_t.dtype) or 0) + INT_OFFSET_B
-                                        if POISON.int_value(a_t.dtype) is not None else None)
-            n_unwritten = int(unwritten.sum()) if a_t.numel() else 0
+            rtol, atol = cmp.tolerance_for(r_dtype, tol_over, self.case)
+            m = cmp.compare(a_t, exp_t, rtol, atol)
+            if a_t.is_floating_point():
+                a_val, b_val = math.nan, FLOAT_POISON_B
+            else:
+                base = POISON.int_value(a_t.dtype)
+                a_val, b_val = base, (base + INT_OFFSET_B if base is not None else None)
+            n_unwritten, first_flat = cmp.unwritten(a_t, b_t, a_val, b_val)
             m["unwritten"] = n_unwritten
             if n_unwritten:
-                first = cmp._index(int(torch.nonzero(unwritten.reshape(-1))[0]), tuple(a_t.shape))
+                first = cmp._index(first_flat or 0, tuple(a_t.shape))
                 self.find("unwritten_output", label, f"{where}: {n_unwritten} of {a_t.numel()} elements never "
                           f"written (poison survived two runs); first at index {first}",
                           {"first_index": first, "count": n_unwritten})
@@ -286,14 +383,11 @@ class Validator:
                     self.find("nondeterministic", label, f"{where}: two runs on identical inputs differ by up to "
                               f"{d:.3g} (beyond rounding): a race or order-dependent atomics")
                     ok = False
-            if r64 is not None and r_t.is_floating_point() and r_t.numel():
-                native = cmp.compare(r_t, expected, rtol, atol)
-                m["reference_native_max_abs_err"] = native["max_abs_err"]
-                if not native["ok"]:
-                    self.notes.append(f"PyTorch's own {dtype_name(r_t.dtype)} result for {label} is outside the "
-                                      f"default tolerance vs float64 (max abs {native['max_abs_err']:.3g}); "
-                                      "consider declaring TOLERANCES")
+            if nerr is not None:
+                m["reference_native_max_abs_err"] = nerr
             ok = ok and m["ok"] and not n_unwritten
+            if getattr(self, "kb_checks", False) and m["ok"] and not n_unwritten:  # KernelBench: tiny outputs
+                ok = kbench.check_small_outputs(self, label, where, a_t, exp_t, nerr, rtol, atol, m) and ok
             outs.append({k: m[k] for k in ("max_abs_err", "max_rel_err", "rel_l2_err", "mismatches", "nonfinite",
                                            "unwritten", "worst", "rtol", "atol")})
         rec["outputs"] = outs
@@ -305,12 +399,14 @@ class Validator:
         return ok
 
     def _stale_checks(self, task: Task, rec: dict[str, Any], label: str, case: Case, cand_in: list[Any],
-                      out_a: Any, ref_out: Any, state: dict[str, Any]) -> bool:
-        """Fresh values in the same tensors, and fresh tensors across trials: the output must follow."""
+                      out_fp: Any, ref_fp: Any, ref_mutates: bool, state: dict[str, Any]) -> bool:
+        """Fresh values in the same tensors, and fresh tensors across trials: the output must follow.
+
+        Across trials only fingerprints are kept (not the outputs): nothing of one case stays allocated."""
         key = (label, rec["dtype"])
         prev = state.get(key)
-        state[key] = (out_a, ref_out)
-        if prev is not None and _same_bits(prev[0], out_a) and not _same_bits(prev[1], ref_out):
+        state[key] = (out_fp, ref_fp)
+        if prev is not None and prev[0] == out_fp and prev[1] != ref_fp:
             self.find("stale_result", label, "the output equals the previous trial's although the inputs changed")
             return False
         if rec["trial"] != 0:
@@ -320,12 +416,14 @@ class Validator:
         for dst, src in zip(cand_in, fresh):
             if isinstance(dst, torch.Tensor) and isinstance(src, torch.Tensor) and dst.shape == src.shape:
                 dst.copy_(src)  # same objects, same data_ptr, new values
-        ref_new = self._reference(task.ref_fn, clone_inputs(cand_in))
+        del fresh
+        ref_new = _flatten(self._reference(task.ref_fn, clone_inputs(cand_in) if ref_mutates else cand_in))
         try:
             out_c, _, _ = self._candidate(task.cand_fn, cand_in, math.nan, 0, label)
-        except Exception:  # noqa: BLE001 - reported by the main runs if it is systematic
+        except Exception as e:  # noqa: BLE001 - reported by the main runs if it is systematic
+            mem.forget(e)
             return True
-        for r, c in zip(_flatten(ref_new), _flatten(out_c)):
+        for r, c in zip(ref_new, _flatten(out_c)):
             r_t, c_t = _as_tensor(r, self.device), _as_tensor(c, self.device)
             if r_t.shape != c_t.shape:
                 continue
@@ -336,26 +434,48 @@ class Validator:
                 return False
         return True
 
-    def _check_memory(self, task: Task, case: Case) -> None:
-        meta = Case(case.name, case.shape, case.dtype, "meta", case.seed, case.scale)
-        try:
-            need = _nbytes(task.make_inputs(meta))
-        except Exception:  # noqa: BLE001 - make_inputs may not support meta tensors; then we cannot estimate
-            return
-        # originals, two candidate copies, a reference copy and float64 copies (up to 4x for fp16)
-        factor = 8
-        if self.device == "cuda":
-            free, where = torch.cuda.mem_get_info()[0], "GPU memory"
+    def _estimate(self, task: Task, case: Case) -> mem.Estimate | None:
+        """Input/output bytes of a case on fake tensors (cached per case shape and dtype)."""
+        key = (case.name, repr(case.shape), case.dtype)
+        if key not in self._estimates:
+            if task.kernelbench:  # the models are real (built for these sizes); fake inputs flow through them
+                fake = Case(case.name, case.shape, case.dtype, self.device, case.seed, case.scale)
+                ref: Callable = lambda xs: task.ref_model(*xs)  # None before Task.prepare: outputs guessed
+            else:
+                fake = Case(case.name, case.shape, case.dtype, "meta", case.seed, case.scale)
+                ref = lambda xs: task.ref_fn(*xs)
+            est = mem.estimate(lambda: task.make_inputs(fake), ref, self.device)
+            if est is not None:
+                est.interpreter = self.rt.interpreter
+            if est is not None and task.kernelbench and hasattr(task.ref_model, "parameters"):
+                est.params64 = sum(p.numel() * 8 for p in task.ref_model.parameters() if p.is_floating_point())
+            self._estimates[key] = est
+        return self._estimates[key]
+
+    def _check_memory(self, task: Task, case: Case, label: str, fp64: bool, rec: dict[str, Any]) -> bool:
+        """Refuse a case that cannot fit before anything is allocated; returns whether the float64 copy fits."""
+        est = self._estimate(task, case)
+        if est is None:
+            return fp64  # make_inputs does not run on fake tensors: no estimate, the OOM handler names the case
+        free, where = mem.free_bytes(self.device)
+        need64, need = est.need(True), est.need(False)
+        rec["mem_estimate_bytes"] = need64 if fp64 else need
+        if fp64 and need64 <= free:
+            return True
+        if need <= free:
+            if fp64:
+                rec["mem_estimate_bytes"] = need
+                self.notes.append(f"case {label}: the float64 reference would need {mem.gib(need64)} and "
+                                  f"{mem.gib(free)} of {where} are free; compared against the reference in "
+                                  f"{dtype_name(case.dtype)} instead")
+            return False
+        if isinstance(case.shape, dict) or case.shape is None:  # KernelBench: the sizes get_inputs() ran at
+            shape = f"at sizes {case.shape}" if case.shape else "(get_inputs() at the module's sizes)"
         else:
-            free, where = _mem_available(), "host memory"
-            limit = int(os.environ.get("P2T_WORKER_MEMORY_BYTES") or 0)  # set by the server (worker_client.Limits)
-            if limit and limit - _rss_self() < free:
-                free, where = max(0, limit - _rss_self()), "host memory under the worker's memory limit"
-        if need * factor > free:
-            raise TaskError("inputs", f"case {case.name} {list(case.shape) if not isinstance(case.shape, dict) else case.shape} "
-                            f"needs about {need * factor / 2**30:.1f} GiB (inputs {need / 2**30:.2f} GiB, x{factor} for "
-                            f"copies and the float64 reference) but {free / 2**30:.1f} GiB of {where} are free; use a "
-                            "smaller shape", usage=True)
+            shape = list(case.shape) if isinstance(case.shape, tuple) else case.shape
+        raise TaskError("inputs", f"case {label} {shape} needs about {mem.gib(need)} ({est.describe()}; the "
+                        f"reference, copies for two candidate runs and the comparison) but {mem.gib(free)} of "
+                        f"{where} are free; {SHRINK_FIX}", usage=True)
 
     # ---- gradients ------------------------------------------------------------------------------
     def run_gradients(self, task: Task, name: str, shape: Any, dtype: torch.dtype) -> dict[str, Any] | None:
@@ -374,7 +494,8 @@ class Validator:
                                "shape": [list(t.shape) for t in _tensors(inputs)]}
 
         def run(fn: Callable, xs: list[Any]) -> list[torch.Tensor | None]:
-            xs = [x.detach().clone().requires_grad_(i in idx) if isinstance(x, torch.Tensor) and i in idx else x
+            # The callers pass fresh copies (upcast / clone_inputs): detach() shares them instead of a third copy.
+            xs = [x.detach().requires_grad_(i in idx) if isinstance(x, torch.Tensor) and i in idx else x
                   for i, x in enumerate(xs)]
             outs = [o for o in _flatten(fn(*xs)) if isinstance(o, torch.Tensor) and o.requires_grad]
             g = torch.Generator(device="cpu").manual_seed(seed + 1)
@@ -385,14 +506,20 @@ class Validator:
             _sync(self.device)
             return [xs[i].grad for i in idx]
 
-        ref_g = run(task.ref_fn, upcast(inputs))
+        try:
+            ref_g = run(task.ref_fn, upcast(inputs))
+        except Exception as e:
+            if not mem.is_oom(e):
+                raise
+            mem.forget(e)
+            raise self._harness_oom(label, rec, e) from None
         try:
             POISON.float_value, POISON.int_offset, POISON.active = math.nan, 0, True
             cand_g = run(task.cand_fn, clone_inputs(inputs))
         except Exception as e:  # noqa: BLE001
-            err = describe(e, "run", self.user_dirs)
-            self.find("exception", label, f"backward raised {err['type']}: {err['message'][:300]}", err)
-            rec["error"] = err
+            self._candidate_error(rec, label, e, "backward raised ")
+            del ref_g, inputs
+            mem.release(self.device)
             return rec
         finally:
             POISON.active = False
@@ -423,25 +550,6 @@ class Validator:
                    rel_l2_err=max((o["rel_l2_err"] for o in outs), default=0.0),
                    mismatches=sum(o["mismatches"] for o in outs))
         return rec
-
-
-def _rss_self() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _mem_available() -> int:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 8 << 30
 
 
 def _noncontiguous_variants(inputs: list[Any]) -> dict[str, list[Any]]:
@@ -476,6 +584,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                               "notes": v.notes, "error": None}
     t_start = time.perf_counter()
     threads0 = _thread._count()
+    interp_tf32.STATS.reset()  # the report says which tl.dot precisions this candidate ran (interp_hints.annotate)
     try:
         task = load_task(v.ref_path, v.cand_path, args.get("reference_entry"), args.get("candidate_entry"), rt.device)
     except ImportFailure as e:
@@ -496,15 +605,21 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     if started > 0:  # a thread started at import and still running does work the per-call guards cannot see
         v.find("thread", "import", f"importing the candidate started {started} thread(s) that are still running")
     args["tolerances_merged"] = cmp.merged_tolerances(task.ref_mod, args.get("tolerances"))
-    specs = task.case_specs(args.get("dtypes"), args.get("cases"), bool(args.get("replace_cases")),
-                           args.get("only_cases"))
+    if task.kernelbench:  # sizes, automatic variants and the stronger checks: kernelbench.py
+        v.kb_checks = True
+        specs = kbench.validate_cases(v, task, args, emit, report)
+    else:
+        if args.get("sizes"):
+            raise TaskError("inputs", SIZES_NEED_KERNELBENCH, usage=True)
+        specs = task.case_specs(args.get("dtypes"), args.get("cases"), bool(args.get("replace_cases")),
+                                args.get("only_cases"))
     trials = max(1, int(args.get("trials", 3)))
     noncontig = bool(args.get("noncontiguous", getattr(task.ref_mod, "NONCONTIGUOUS", True))) and not task.kernelbench
     total = len(specs) * trials + (2 if noncontig else 0)
     state: dict[str, Any] = {}
     done = 0
     failed_cases: set[str] = set()
-    for name, shape, dtype, scale in specs:
+    for name, shape, dtype, scale in [] if task.kernelbench else specs:
         for trial in range(trials):
             done += 1
             emit("progress", message=f"{report['candidate']}: {name} {dtype_name(dtype)} trial {trial + 1}/{trials}",
@@ -521,10 +636,14 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
             name, shape, dtype, scale = first
             seed = (int(args.get("seed", 0)) * 1_000_003 + zlib.crc32(f"{name}:{dtype}".encode())) % 2**31
             base = task.make_inputs(Case(name, shape, dtype, rt.device, seed, scale))
-            for variant, inputs in _noncontiguous_variants(base).items():
+            variants = _noncontiguous_variants(base)
+            del base
+            for variant in list(variants):
                 done += 1
                 emit("progress", message=f"{report['candidate']}: {name}:{variant}", progress=done, total=total)
-                v.cases.append(v.run_case(task, name, shape, dtype, scale, 0, inputs=inputs, variant=variant))
+                # pop: the variant's inputs are freed once its case is done, not at the end of the loop
+                v.cases.append(v.run_case(task, name, shape, dtype, scale, 0, inputs=variants.pop(variant),
+                                          variant=variant))
     if args.get("gradients") and getattr(task.cand_mod, "SUPPORTS_BACKWARD", True) is False:
         v.notes.append("gradients not checked: the candidate declares SUPPORTS_BACKWARD = False (a forward-only "
                        "stage); validate the stage that implements backward with gradients=true")
@@ -542,6 +661,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                                                           if f["check"] in PRIORITY else 99))
     report["findings"] = findings
     report["ok"] = all(c["ok"] for c in v.cases) and not any(f["severity"] == "fail" for f in findings)
+    interp_hints.annotate(report, rt.interpreter, v.cand_path)
     report["time_s"] = round(time.perf_counter() - t_start, 3)
     report["launched_kernels"] = sorted({k for k in _kernel_names()})
     return report

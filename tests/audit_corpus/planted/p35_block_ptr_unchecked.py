@@ -13,8 +13,8 @@ def tile_copy_kernel(out_ptr, x_ptr, M, N, stride_m, stride_n, BLOCK_M: tl.const
                             offsets=(pid_m * BLOCK_M, pid_n * BLOCK_N), block_shape=(BLOCK_M, BLOCK_N), order=(1, 0))
     dst = tl.make_block_ptr(base=out_ptr, shape=(M, N), strides=(stride_m, stride_n),
                             offsets=(pid_m * BLOCK_M, pid_n * BLOCK_N), block_shape=(BLOCK_M, BLOCK_N), order=(1, 0))
-    tile = tl.load(src)  # planted: unmasked_access
-    tl.store(dst, tile)  # planted: unmasked_access
+    tile = tl.load(src)  # planted: block_ptr_boundary
+    tl.store(dst, tile)  # planted: block_ptr_boundary
 
 
 def tile_copy(x: torch.Tensor) -> torch.Tensor:

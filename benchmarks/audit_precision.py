@@ -1,0 +1,130 @@
+"""Precision and recall of audit_kernel's static analysis on public Triton code (issue 17). CPU only, ~3 s.
+
+The corpus is tests/audit_public_corpus/ (kernel files copied from liger-kernel, fla-core, unsloth, torchao and the
+Triton tutorials); labels.json holds every P0/P1 finding the auditor reported before issue 17, classified by
+reading the code, and the real problems it missed. This script audits every file now and prints:
+
+- P0 and P1 precision (labelled-real findings over all P0/P1 findings), before (labels) and now;
+- recall of the known real problems (labelled-real findings and missed ones found again, at P0/P1);
+- the same per check.
+
+Run: PYTHONPATH=$PWD/server python3 benchmarks/audit_precision.py [--json out.json]
+tests/test_audit_public.py imports score() and asserts the thresholds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "audit_public_corpus"
+sys.path.insert(0, str(ROOT / "server"))
+
+from pytorch_to_triton.audit import audit_source  # noqa: E402
+
+SEVERE = ("P0", "P1")
+
+
+def labels() -> dict[str, Any]:
+    """The corpus labels (findings before issue 17 and missed problems)."""
+    return json.loads((CORPUS / "labels.json").read_text())
+
+
+def _match(items: list[dict], file: str, check: str, line: int) -> dict | None:
+    return next((x for x in items if x["file"] == file and x["check"] == check and abs(x["line"] - line) <= 1), None)
+
+
+def score() -> dict[str, Any]:
+    """Audit the corpus; classify every P0/P1 finding with the labels; measure recall of the real problems."""
+    lab = labels()
+    files = sorted(CORPUS.glob("*/*.py"))
+    now: list[dict] = []
+    for path in files:
+        rel = str(path.relative_to(CORPUS))
+        rep = audit_source(path.read_text(), rel)
+        for f in rep.findings:
+            now.append({"file": rel, "check": f.id, "line": f.line, "severity": f.severity, "why": f.why})
+    real = [x for x in lab["findings"] if x["label"] == "real"]
+    false = [x for x in lab["findings"] if x["label"] == "false"]
+    # Problems the new checks find that the old auditor missed are real by the same reading.
+    known_real = real + [dict(x, severity=None) for x in lab["missed"]]
+    graded = []
+    for f in now:
+        if f["severity"] not in SEVERE:
+            continue
+        hit = _match(known_real, f["file"], f["check"], f["line"])
+        label = "real" if hit else ("false" if _match(false, f["file"], f["check"], f["line"]) else "unlabelled")
+        graded.append({**f, "label": label})
+    recall = []
+    for x in known_real:
+        found = [f for f in now if f["file"] == x["file"] and f["check"] == x["check"] and abs(f["line"] - x["line"]) <= 1]
+        need = ("P0",) if x.get("severity") == "P0" else SEVERE  # a real P0 must stay a P0
+        recall.append({**x, "found": any(f["severity"] in need for f in found)})
+    return {"files": len(files), "graded": graded, "recall": recall, "before": lab["findings"]}
+
+
+def _precision(items: list[dict], sev: str) -> tuple[int, int]:
+    sel = [x for x in items if x["severity"] == sev]
+    return sum(x["label"] == "real" for x in sel), len(sel)
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{100 * a / b:.0f}% ({a}/{b})" if b else "- (0/0)"
+
+
+def table(s: dict[str, Any]) -> str:
+    """The precision/recall table as markdown."""
+    before, graded, recall = s["before"], s["graded"], s["recall"]
+    rows = [f"Public corpus: {s['files']} files; {len(before)} P0/P1 findings before issue 17 labelled by reading "
+            "the code.", "",
+            "| | before | now |", "|---|---|---|"]
+    for sev in SEVERE:
+        rows.append(f"| {sev} precision | {_pct(*_precision(before, sev))} | {_pct(*_precision(graded, sev))} |")
+    old_found = sum(1 for x in recall if x.get("severity"))
+    rows.append(f"| recall of known real problems | {_pct(old_found, len(recall))} | "
+                f"{_pct(sum(x['found'] for x in recall), len(recall))} |")
+    unl = [g for g in graded if g["label"] == "unlabelled"]
+    if unl:
+        rows.append(f"| unlabelled P0/P1 now | | {len(unl)} |")
+    rows += ["", "| check | P0 before | P0 now | P1 before | P1 now | real found now |", "|---|---|---|---|---|---|"]
+    checks = sorted({x["check"] for x in before} | {g["check"] for g in graded} | {x["check"] for x in recall})
+    by = defaultdict(list)
+    for x in recall:
+        by[x["check"]].append(x["found"])
+    for c in checks:
+        cells = []
+        for sev in SEVERE:
+            for items in (before, graded):
+                a, b = _precision([x for x in items if x["check"] == c], sev)
+                cells.append(f"{a}/{b}" if b else "-")
+        found = by.get(c, [])
+        rows.append(f"| {c} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} | "
+                    f"{sum(found)}/{len(found) if found else 0} |")
+    rows += ["", "Cells are real/total. Recall counts a labelled-real P0 only if it is still a P0; a real problem "
+             "reported at P2 `verify:` does not count."]
+    return "\n".join(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="also write the graded findings here")
+    args = ap.parse_args()
+    s = score()
+    if args.json:
+        Path(args.json).write_text(json.dumps(s, indent=1))
+    for g in s["graded"]:
+        if g["label"] != "real":
+            print(f"{g['label']}: {g['file']}:{g['line']} {g['severity']} {g['check']}")
+    for x in s["recall"]:
+        if not x["found"]:
+            print(f"not found: {x['file']}:{x['line']} {x['check']} ({x['reason'][:80]})")
+    print(table(s))
+
+
+if __name__ == "__main__":
+    main()

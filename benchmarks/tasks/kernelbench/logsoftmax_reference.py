@@ -1,0 +1,23 @@
+"""Row-wise log_softmax over dim 1 of a 4096 x 393216 fp32 tensor (6.4 GB in, 6.4 GB out)."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 4096
+dim = 393216
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,216 @@
+"""Memory of one validation case: the up-front estimate, the per-case peak, and giving memory back.
+
+Validation keeps at most these live at once (I = inputs, O = outputs in their own dtypes, I64/O64 the same
+upcast to float64; see Validator.run_case for the order that makes this true):
+    float64 reference     I + I64 + O64            (the upcast inputs are dropped once it returns)
+    native reference      I + O64 + I + O          (the copy the reference runs on, and its outputs)
+    candidate runs A, B   I + O64 + 2 O            (run B reuses the original inputs; A is kept for B)
+    comparison            the above + CHUNK temporaries (compare.py works over bounded slices)
+    stale-result check    2 I + 2 O                (the float64 outputs are gone by then)
+For fp32 elementwise work (I = O) that is 2.5x the case's inputs + outputs, plus about 0.5 GiB of chunk
+temporaries and whatever the reference or candidate allocate internally.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from . import compare as cmp
+
+MARGIN = 1.05  # 5% on top of the counted copies: the allocator rounds blocks up (2 MiB segments)
+MARGIN_BYTES = 256 << 20
+
+
+@dataclass
+class Estimate:
+    """Bytes of one case's inputs and outputs, as found without allocating them."""
+
+    inputs: int
+    outputs: int
+    inputs64: int
+    outputs64: int
+    params64: int = 0  # KernelBench: the float64 copy of the reference model's parameters
+    outputs_guessed: bool = False  # the reference could not run on fake tensors: outputs taken as the inputs
+    # Triton's CPU interpreter copies a launch's tensor arguments to host buffers and back: one more I + O while
+    # the candidate runs. Dev CPU, swish at 64 MiB io: RSS peak 552 MiB on a warm trial (879 MiB on the first,
+    # which includes the interpreter's own start-up), 962 MiB estimated.
+    interpreter: bool = False
+
+    def need(self, fp64: bool) -> int:
+        """Peak bytes validation of this case needs (see the module docstring)."""
+        i, o, i64, o64 = self.inputs, self.outputs, self.inputs64, self.outputs64
+        chunk = min(max(o64, 8), cmp.CHUNK_ELEMS * 8) * cmp.CHUNK_TEMPS
+        interp = i + o if self.interpreter else 0
+        stale = 2 * i + 2 * o + chunk  # fresh values, the reference's and the candidate's outputs on them
+        if fp64:
+            phases = [i + i64 + o64 + self.params64, 2 * i + o64 + o, i + o64 + 2 * o + max(chunk, interp), stale]
+        else:  # the native reference's outputs are what the runs are compared against
+            phases = [2 * i + o, i + 3 * o + max(chunk, interp), stale]
+        return int(max(phases) * MARGIN) + MARGIN_BYTES
+
+    def bench_need(self, fp64: bool) -> int:
+        """Peak bytes run_benchmark needs: the float64 check next to the native outputs, then a candidate's
+        outputs while the next call allocates its own, then the after-timing recheck on fresh inputs."""
+        i, o, i64, o64 = self.inputs, self.outputs, self.inputs64, self.outputs64
+        chunk = min(max(o64, 8), cmp.CHUNK_ELEMS * 8) * cmp.CHUNK_TEMPS
+        expect = o64 if fp64 else o
+        phases = [i + o + expect + 2 * o + chunk, 2 * i + expect + 2 * o + chunk]
+        if fp64:
+            phases.append(i + o + i64 + o64)
+        return int(max(phases) * MARGIN) + MARGIN_BYTES
+
+    def describe(self) -> str:
+        """'inputs 6.00 GiB, outputs 6.00 GiB' for messages."""
+        guess = " (guessed: the reference did not run on fake tensors)" if self.outputs_guessed else ""
+        return f"inputs {gib(self.inputs)}, outputs {gib(self.outputs)}{guess}"
+
+
+def gib(n: int | float) -> str:
+    """Bytes as '1.23 GiB'."""
+    return f"{n / 2**30:.2f} GiB"
+
+
+def _bytes64(xs: list[Any]) -> int:
+    return sum(t.numel() * (8 if t.is_floating_point() else t.element_size()) for t in xs)
+
+
+def estimate(make_inputs: Any, reference: Any, device: str) -> Estimate | None:
+    """Input and output bytes of a case, computed on fake tensors (nothing is allocated); None if impossible.
+
+    `make_inputs()` builds the inputs; under torch's FakeTensorMode, torch.randn and `.to('cuda')` return
+    tensors without storage, so a KernelBench get_inputs() at 8 GB costs nothing. `reference(inputs)` runs
+    the reference on them for the output sizes (real parameters are turned into fake ones)."""
+    try:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+    except ImportError:  # pragma: no cover - every torch >= 2.1 has it
+        return None
+    from .validate import _flatten, _tensors
+
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            inputs = _tensors(_flatten(make_inputs()))
+            outs: list[torch.Tensor] | None
+            try:
+                with torch.no_grad():
+                    outs = _tensors(_flatten(reference(inputs)))
+            except Exception:  # noqa: BLE001 - data-dependent shapes, .item(), a Triton call: guess below
+                outs = None
+    except Exception:  # noqa: BLE001 - the inputs cannot be built on fake tensors: no estimate
+        return None
+    i = sum(t.numel() * t.element_size() for t in inputs)
+    if outs is None:
+        return Estimate(i, i, _bytes64(inputs), _bytes64(inputs), outputs_guessed=True)
+    return Estimate(i, sum(t.numel() * t.element_size() for t in outs), _bytes64(inputs), _bytes64(outs))
+
+
+def free_bytes(device: str) -> tuple[int, str]:
+    """(bytes free for this case, where) on the device: CUDA memory incl. torch's cache, or host memory."""
+    if device == "cuda":
+        free = torch.cuda.mem_get_info()[0] + torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+        return free, "GPU memory"
+    free, where = _mem_available(), "host memory"
+    limit = int(os.environ.get("P2T_WORKER_MEMORY_BYTES") or 0)  # set by the server (worker_client.Limits)
+    if limit and limit - _rss_self() < free:
+        free, where = max(0, limit - _rss_self()), "host memory under the worker's memory limit"
+    return free, where
+
+
+def is_oom(e: BaseException) -> bool:
+    """True for an out-of-memory error, on the GPU or from the CPU allocator."""
+    if isinstance(e, (torch.OutOfMemoryError, MemoryError)):
+        return True
+    return isinstance(e, RuntimeError) and ("can't allocate memory" in str(e) or "out of memory" in str(e))
+
+
+def forget(e: BaseException) -> None:
+    """Drop the locals of every finished frame an exception's traceback holds (tensors of the call that raised)."""
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        traceback.clear_frames(e.__traceback__)
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+
+
+def release(device: str) -> None:
+    """Collect cycles (exceptions, frames) and give torch's cached blocks back to the driver."""
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
+def allocated(device: str) -> int | None:
+    """Bytes torch has allocated on the device now (None on CPU: the host has no such counter)."""
+    return torch.cuda.memory_allocated() if device == "cuda" else None
+
+
+class CaseProbe:
+    """Peak memory of one case: CUDA's max_memory_allocated, or on CPU the peak RSS (VmHWM after a reset)."""
+
+    def __init__(self, device: str, extra: int = 0):
+        self.device = device
+        self.extra = extra  # inputs handed in already allocated (variants) belong to the case too
+        if device == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            self.start = torch.cuda.memory_allocated()
+        else:
+            self.start = _rss_self()
+            self.hwm_ok = _reset_hwm()
+
+    def finish(self) -> dict[str, Any]:
+        """{'peak_mem_bytes': ..., 'peak_mem_source': ...} for the case record."""
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+            peak = torch.cuda.max_memory_allocated() - self.start + self.extra
+            return {"peak_mem_bytes": int(peak), "peak_mem_source": "cuda max_memory_allocated"}
+        hwm = _hwm() if self.hwm_ok else None
+        if hwm is None:
+            return {"peak_mem_bytes": None, "peak_mem_source": "unavailable (no /proc/self/clear_refs)"}
+        return {"peak_mem_bytes": max(0, hwm - self.start) + self.extra,
+                "peak_mem_source": "host RSS high-water mark (includes the interpreter's own buffers)"}
+
+
+def _reset_hwm() -> bool:
+    # Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0), so the peak is per case.
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _hwm() -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _rss_self() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _mem_available() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 8 << 30

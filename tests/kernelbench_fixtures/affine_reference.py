@@ -1,0 +1,25 @@
+"""KernelBench-form elementwise problem (fixture): y = 2x + 1 on a 64 x 2048 fp32 input (shrunk on CPU)."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 64
+dim = 2048
+
+
+class Model(nn.Module):
+    """2x + 1, elementwise."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2.0 + 1.0
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
