@@ -61,5 +61,5 @@ def test_example_stages_pass_validation(service, example: Path) -> None:
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_stage3_audit_has_no_p0(service, example: Path) -> None:
     rep = service.audit(path=_rel(example / "stage3.py"), compile=False)
-    p0 = [(f["id"], f["line"], f["evidence"]) for f in rep.findings if f["severity"] == "P0"]
+    p0 = [(f.check, f.line, f.evidence) for f in rep.findings if f.severity == "P0"]
     assert not p0, f"{_rel(example / 'stage3.py')}: {p0}"

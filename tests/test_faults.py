@@ -231,7 +231,7 @@ def test_output_floods_are_capped_and_never_reach_our_stdout(box: Box, capfd: py
     capfd.readouterr()
     rep = box.svc.validate(reference="reference.py", candidates=["flood.py"], **KW)
     assert rep.ok, rep.summary  # ~6 MiB per call on stdout/stderr, Python and raw fds, 3 calls: still a pass
-    out = rep.candidates[0].model_extra["worker_output"]
+    out = rep.candidates[0].worker_output
     m = re.match(r"\[\.\.\. (\d+) earlier bytes of worker output truncated \.\.\.\]\n", out)
     assert m and int(m.group(1)) > 10_000_000, out[:200]
     assert len(out) <= 2200
