@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +35,24 @@ def _sizes(s: str | None) -> dict[str, int] | None:
     return out
 
 
+# Inside a launch the interpreter reports programs done every 0.5 s; a person (or a log) needs one line every 10 s.
+INLAUNCH_EVERY_S = 10.0
+INLAUNCH = re.compile(r": \d+(/\d+)? programs\b")
+
+
 def _progress(quiet: bool) -> Any:
+    last = [0.0]
+
     def on_event(message: str, progress: float | None, total: float | None) -> None:
-        if not quiet:
-            where = f"[{int(progress)}/{int(total)}] " if progress is not None and total else ""
-            print(f"  {where}{message}", file=sys.stderr, flush=True)
+        if quiet:
+            return
+        if INLAUNCH.search(message):  # worker/interp_progress.py's in-launch events
+            now = time.monotonic()
+            if now - last[0] < INLAUNCH_EVERY_S:
+                return
+            last[0] = now
+        where = f"[{int(progress)}/{int(total)}] " if progress is not None and total else ""
+        print(f"  {where}{message}", file=sys.stderr, flush=True)
 
     return on_event
 

@@ -237,6 +237,10 @@ def shrink(mod: ModuleType, start: dict[str, int], vary: list[str], max_elems: i
     return cur
 
 
+LONG_FROM = 256  # sizes at least this big in the problem get a long_<size> variant
+LONG_DIM = 333  # odd, over two blocks of 128 and not a multiple of any power of two
+
+
 def oddify(sizes: dict[str, int], vary: list[str]) -> dict[str, int]:
     """Every varied size made odd (and so no power of two): 512 -> 511, 16 -> 15."""
     return {**sizes, **{k: sizes[k] - 1 for k in vary if sizes[k] > 2 and sizes[k] % 2 == 0}}
@@ -319,6 +323,12 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
                                                     if odd[k] != base.sizes[k]]))
         small = shrink(mod, main.sizes, every, SMALL_ELEMS, SMALL_DIM, floor=2)
         cases.append(Planned("small", small))
+        # One long odd dimension at a time, the others small: a grid or loop that stops at whole blocks only shows
+        # past the first block, and shrunk sizes fit in one (bmm's M // 64 grid passed at m=32 on the interpreter).
+        for k in every:
+            if start[k] >= LONG_FROM:
+                long = min(LONG_DIM, start[k])
+                cases.append(Planned(f"long_{k}", {**small, k: long - 1 if long % 2 == 0 else long}))
         if every:
             cases.append(Planned("single", {**small, **{k: 1 for k in every}},
                                  fallbacks=[Planned(f"single_{every[0]}", {**small, every[0]: 1})]))

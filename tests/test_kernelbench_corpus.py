@@ -1,0 +1,39 @@
+"""The whole KernelBench-form corpus (tests/kernelbench_corpus) on the interpreter at the sizes the validator
+picks itself: no sizes passed, so this is what a user without a GPU gets. Every correct candidate passes and every
+planted bug fails with its labelled check, except the races, which only a GPU shows (programs run one at a time
+here). The GPU run at full size is benchmarks/gpu_suite.py (benchmarks/RESULTS.md)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from test_suite import CORPUS, LABELS, _caught
+
+from pytorch_to_triton.service import Service
+from pytorch_to_triton.suite import run_suite
+
+pytestmark = pytest.mark.slow  # about 6 minutes on 2 cores
+
+
+def test_whole_corpus_at_automatic_sizes(tmp_path: Path) -> None:
+    shutil.copytree(CORPUS, tmp_path / "corpus")
+    svc = Service(tmp_path)
+    try:
+        rep = run_suite(svc, directory="corpus", trials=1, kernelbench=False, benchmark=False, timeout_s=600)
+    finally:
+        svc.close()
+    rows = {f"{r.problem}/{r.candidate}": r for r in rep.rows}
+    assert set(rows) == set(LABELS), f"suite rows vs labels: {sorted(set(rows) ^ set(LABELS))}"
+    wrong = []
+    for key, label in LABELS.items():
+        row = rows[key]
+        if label.get("gpu_only") and row.verdict == "pass":
+            continue  # a race: the interpreter cannot show it
+        if not _caught(row, label):
+            wrong.append(f"{key}: expected {label['expect']} {label.get('checks') or label.get('checks_any') or ''}, "
+                         f"got {row.verdict} {row.failing_checks}")
+    assert not wrong, "\n".join(wrong)
+    notes = " ".join(n for r in rep.rows for n in r.notes)
+    assert "full size was not run" in notes  # the report says the problems ran shrunk
