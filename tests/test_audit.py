@@ -223,3 +223,32 @@ def test_syntax_error_is_a_finding() -> None:
 def test_file_without_kernels_says_so() -> None:
     rep = audit_source("import torch\n\ndef f(x):\n    return torch.softmax(x, -1)\n", "ref.py")
     assert rep.findings == [] and any("no @triton.jit" in n for n in rep.not_checked)
+
+
+STRIDE_BY_ANY_NAME = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rowsum_kernel(x_ptr, out_ptr, n_cols, sp_r, sp_c, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * sp_r + cols * {mult}, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+
+def rowsum(x):
+    out = torch.empty(x.shape[0], device=x.device, dtype=x.dtype)
+    rowsum_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), x.stride(1), BLOCK=triton.next_power_of_2(x.shape[1]))
+    return out
+'''
+
+
+def test_a_stride_parameter_is_known_by_what_the_launch_passes_not_by_its_name() -> None:
+    """A fresh assistant's `cols * sp_c` (sp_c = x.stride(1)) got a false uncoalesced_access P1 (name-based)."""
+    by_stride = audit_source(STRIDE_BY_ANY_NAME.format(mult="sp_c"), "k.py")
+    assert not [f for f in by_stride.findings if f.id == "uncoalesced_access"]
+    by_size = audit_source(STRIDE_BY_ANY_NAME.format(mult="n_cols"), "k.py")  # lanes n_cols apart: really strided
+    assert [f for f in by_size.findings if f.id == "uncoalesced_access"]

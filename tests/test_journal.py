@@ -131,3 +131,17 @@ def test_service_calls_feed_the_journal_and_cli_report(tmp_path: Path, tmp_servi
     bad = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "report", "nope", "--workspace",
                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
     assert bad.returncode == 2 and "no journal" in bad.stderr
+
+
+def test_a_shrunk_kernelbench_pass_says_its_sizes(tmp_path: Path) -> None:
+    """A PASS at shrunk sizes must not read like a full-size pass in the report (a fresh assistant's complaint)."""
+    ref, cand = tmp_path / "t" / "reference.py", tmp_path / "t" / "stage1.py"
+    ref.parent.mkdir()
+    ref.write_text("v1")
+    cand.write_text("good")
+    key = journal.content_key(tmp_path, [ref, cand])
+    journal.append_entry(tmp_path, "t", {"tool": "run_validation", "stage": "stage1.py", "ok": True, "interpreter": True,
+                                         "sizes_not_full": {"batch_size": 128, "dim": 192},
+                                         "reference": "t/reference.py", **key})
+    assert "| stage1.py | PASS (interpreter) at batch_size=128, dim=192 (not full size) |" in \
+        journal.render_report(tmp_path, "t")

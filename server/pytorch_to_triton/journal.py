@@ -197,7 +197,9 @@ def render_report(root: Path, task: str) -> str:
         b: dict[str, Any] = {}
         if "run_validation" in tools:
             e, changed = _current(root, tools["run_validation"])
-            val = ("PASS" if e.get("ok") else "FAIL") + (" (interpreter)" if e.get("interpreter") else "") + \
+            sizes = e.get("sizes_not_full")  # a KernelBench task validated at other sizes than its own
+            at = f" at {', '.join(f'{k}={v}' for k, v in sizes.items())} (not full size)" if sizes else ""
+            val = ("PASS" if e.get("ok") else "FAIL") + (" (interpreter)" if e.get("interpreter") else "") + at + \
                 _stale(changed)
             any_stale |= bool(changed)
         if "run_benchmark" in tools:

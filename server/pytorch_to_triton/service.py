@@ -212,8 +212,11 @@ class Service:
             report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
             report.summary += "\n" + side.describe(side_used)
         for cr in reports:
+            extra = cr.model_extra or {}
+            shrunk = extra.get("sizes_used") if extra.get("full_size_run") is False else None
             self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
-                          len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter})
+                          len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter,
+                          "sizes_not_full": shrunk})
         return report
 
     # ---- run_benchmark --------------------------------------------------------------------------

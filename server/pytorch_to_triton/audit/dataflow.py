@@ -278,6 +278,7 @@ class KernelInterpreter:
         self.assume: dict[str, bool] = {}
         self.guard_names = decl.constexprs | set(model.consts)
         self._locals: dict[str, list[ast.expr]] = {}  # local name -> the expressions assigned to it
+        self.stride_params = _stride_params(model, decl)
         for n in ast.walk(decl.node):
             if isinstance(n, ast.Assign):
                 for t in n.targets:
@@ -558,7 +559,8 @@ class KernelInterpreter:
                 continue
             names = names_in(node)
             # A stride argument may well be 1 at run time; a size (H, D, n_cols) or a literal > 1 is not.
-            if other.num is not None or (names and not any("stride" in n.lower() for n in names)
+            if other.num is not None or (names and not any("stride" in n.lower() or n in self.stride_params
+                                                           for n in names)
                                          and not other.bases and not other.arange):
                 unit, scaled = unit - idx.unit, scaled | idx.unit
         return unit, scaled  # times a stride argument: counted as unit (it is 1 for the contiguous dimension)
@@ -888,3 +890,31 @@ class KernelInterpreter:
         if acc is not None and acc.lane != "clean":
             out = replace(out, **_lane_join(out, acc))
         return out
+
+
+def _stride_params(model: FileModel, decl: KernelDecl) -> frozenset[str]:
+    """Kernel parameters that a launch in the file passes from `.stride(...)`, whatever their names (sp_c, s_row):
+    a stride may be 1 at run time, so lanes multiplied by it are not flagged as uncoalesced."""
+    out: set[str] = set()
+    params = list(decl.params)
+
+    def from_stride(e: ast.expr) -> bool:
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "stride"
+                   for n in ast.walk(e))
+
+    for ln in model.launches():
+        if ln.kernel != decl.name:
+            continue
+        for k, v in ln.keywords.items():
+            if k in params and from_stride(v):
+                out.add(k)
+        positional = [p for p in params if p not in ln.keywords]
+        for i, a in enumerate(ln.args):
+            if isinstance(a, ast.Starred):
+                if from_stride(a.value):  # *x.stride(): the parameters it fills, up to the next explicit argument
+                    tail = len(ln.args) - i - 1
+                    out.update(positional[i:max(i, len(positional) - tail)])
+                break
+            if i < len(positional) and from_stride(a):
+                out.add(positional[i])
+    return frozenset(out)
