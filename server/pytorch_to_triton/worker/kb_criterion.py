@@ -21,6 +21,7 @@ import torch
 from .errors_fmt import describe
 from .runtime import Runtime
 from .tasks import ImportFailure, TaskError, is_kernelbench, load_module
+from .validate import _sync
 
 KB_SEED = 42
 KB_TRIALS = 5
@@ -113,8 +114,3 @@ def kernelbench_check(args: dict[str, Any], rt: Runtime, emit: Any, patches: Any
     if device == "cuda":
         torch.cuda.empty_cache()
     return out
-
-
-def _sync(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()

@@ -25,6 +25,7 @@ import torch
 
 from . import compare as cmp
 from .errors_fmt import describe
+from .roofline import nested_tensors as _tensors
 from .tasks import Case, TaskError, dtype_from_name, dtype_name
 
 if TYPE_CHECKING:
@@ -176,14 +177,6 @@ def sized(mod: ModuleType, sizes: dict[str, int]) -> Iterator[None]:
     finally:
         for name, value in originals.items():
             setattr(mod, name, value)
-
-
-def _tensors(xs: Any) -> list[torch.Tensor]:
-    if isinstance(xs, torch.Tensor):
-        return [xs]
-    if isinstance(xs, (list, tuple)):
-        return [t for x in xs for t in _tensors(x)]
-    return []
 
 
 def footprint(mod: ModuleType, sizes: dict[str, int]) -> tuple[int | None, bool | None]:

@@ -33,13 +33,14 @@ class Work:
         return self.read_bytes + self.write_bytes
 
 
-def _tensors(value: Any) -> list[torch.Tensor]:
+def nested_tensors(value: Any) -> list[torch.Tensor]:
+    """Every tensor in a value, through lists, tuples and dicts (inputs, outputs, get_inputs() results)."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
+        return [t for v in value for t in nested_tensors(v)]
     if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
+        return [t for v in value.values() for t in nested_tensors(v)]
     return []
 
 
@@ -47,7 +48,7 @@ def nbytes(value: Any) -> int:
     """Bytes of every tensor in a (nested) value, each distinct storage view counted once."""
     seen: set[tuple[int, int, tuple[int, ...]]] = set()
     total = 0
-    for t in _tensors(value):
+    for t in nested_tensors(value):
         key = (t.data_ptr() if t.device.type != "meta" else id(t), t.dtype.itemsize, tuple(t.shape))
         if key in seen:  # the same tensor passed twice is read once
             continue
