@@ -22,7 +22,7 @@ class _Skip(Exception):
 
 
 def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, validate: bool = True,
-         cuda_graph: bool = False) -> None:
+         cuda_graph: bool = False, stages_glob: str = "stage*.py", trials: int = 2) -> None:
     svc = Service(ROOT)
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "examples": {}}
     try:
@@ -32,7 +32,7 @@ def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, val
         for ex in folders:
             if not (ex / "reference.py").is_file():
                 continue
-            stages = sorted(str(p.relative_to(ROOT)) for p in ex.glob("stage*.py"))
+            stages = sorted(str(p.relative_to(ROOT)) for p in ex.glob(stages_glob))
             ref = str((ex / "reference.py").relative_to(ROOT))
             entry: dict = {}
             t0 = time.perf_counter()
@@ -42,7 +42,7 @@ def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, val
             try:
                 if not validate:
                     raise _Skip
-                v = svc.validate(reference=ref, candidates=stages, trials=2, gradients=grads, timeout_s=400)
+                v = svc.validate(reference=ref, candidates=stages, trials=trials, gradients=grads, timeout_s=400)
                 entry["validation"] = {c.candidate: {"ok": c.ok, "cases": len(c.cases),
                                                      "findings": [f"{f.severity}:{f.check}:{f.message[:160]}"
                                                                   for f in c.findings]} for c in v.candidates}
@@ -79,6 +79,9 @@ if __name__ == "__main__":
     ap.add_argument("--no-validate", action="store_true", help="benchmark only (it re-validates on its inputs)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--cuda-graph", action="store_true", help="time inside CUDA graphs (no host gaps)")
+    ap.add_argument("--stages", default="stage*.py", help="which stage files, as a glob (e.g. stage3.py)")
+    ap.add_argument("--trials", type=int, default=2, help="seeded trials per validation case")
     ap.add_argument("--out")
     a = ap.parse_args()
-    main(a.only.split(",") if a.only else None, not a.no_bench, a.out, a.repeats, not a.no_validate, a.cuda_graph)
+    main(a.only.split(",") if a.only else None, not a.no_bench, a.out, a.repeats, not a.no_validate, a.cuda_graph,
+         a.stages, a.trials)

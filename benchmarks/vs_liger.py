@@ -12,8 +12,9 @@ fused linear cross-entropy), plus the memory-bound gallery ops it lacks (logsume
 - triton.testing.do_bench (median of its runs; warmup 25 ms, rep 100 ms; do_bench flushes L2 before every run),
   inputs rotated over several copies when they are small, REPEATS do_bench calls per point, spread = (max - min) /
   median of the repeat medians;
-- host_ms_per_call: CPU time to issue one call (20 back-to-back calls between two syncs, as worker/bench.py's
-  _host_ms_per_call), to show which wrappers are host-bound;
+- host_ms_per_call: CPU time to issue one call (best of 5 loops of 20 back-to-back calls between two syncs), to
+  show which wrappers are host-bound;
+- torch.compile afresh for every point (static shapes), so each shape gets the kernels compiled for it;
 - GB/s and % of this GPU's measured copy bandwidth (1 GiB device copy, read + write) for forward rows, from the
   minimum bytes (every input read once, every output written once), and % of a read-only rate (torch.sum over
   1 GiB; the roofline of read-mostly ops such as logsumexp) in the JSON; TFLOP/s for the fused linear CE.
@@ -175,14 +176,19 @@ def _nbytes(objs: Any) -> int:
     return 0
 
 
-def _host_ms(fn: Callable[[], Any], calls: int = 20) -> float:
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    host = (time.perf_counter() - t0) / calls * 1e3
-    torch.cuda.synchronize()
-    return host
+def _host_ms(fn: Callable[[], Any], calls: int = 20, loops: int = 5) -> float:
+    """Host time to issue one call: the best of `loops` loops of `calls` back-to-back calls between two syncs.
+    The best, not the median: the CPU's own noise (other threads, frequency changes) only ever adds time, and one
+    20-call loop right after do_bench read 2-3x the steady figure on the H200 host (2026-12-04)."""
+    best = math.inf
+    for _ in range(loops):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls * 1e3)
+        torch.cuda.synchronize()
+    return best
 
 
 def _time(fn: Callable[[], Any]) -> dict[str, Any]:
@@ -390,7 +396,7 @@ def main(only: list[str] | None, budget_s: float) -> None:
         example, entry = OPS[op][:2]
         try:
             fns_of[op] = {"stage3": _stage3(example, entry), "liger": _liger(op), "eager": TORCH[op],
-                          "torch.compile": torch.compile(TORCH[op])}
+                          "torch.compile": TORCH[op]}  # compiled afresh per point, below
         except Exception as e:  # noqa: BLE001
             results["notes"].append(f"{op}: could not load ({type(e).__name__}: {e})")
     # Every op's bench shape first (forward, then forward+backward), then the sweeps: under the time budget the
@@ -402,7 +408,12 @@ def main(only: list[str] | None, budget_s: float) -> None:
             results["notes"].append(f"{op} {shape} {mode}: skipped, time budget of {budget_s:.0f} s spent")
             continue
         t0 = time.perf_counter()
-        rows = _bench_point(op, fns_of[op], shape, mode == "fwd+bwd", env["copy_gbps"], env["read_gbps_torch_sum"])
+        # A fresh torch.compile per (op, shape, mode), static shapes: one compiled function reused across the sweep
+        # recompiles with dynamic shapes at the second shape, whose generic kernels ran up to 3x slower (layernorm
+        # 16384x16384: 0.774 ms that way, 0.261 ms compiled for the shape alone): an unfairly weak baseline.
+        torch._dynamo.reset()
+        fns = {**fns_of[op], "torch.compile": torch.compile(TORCH[op], dynamic=False)}
+        rows = _bench_point(op, fns, shape, mode == "fwd+bwd", env["copy_gbps"], env["read_gbps_torch_sum"])
         pt = {"op": op, "shape": list(shape), "mode": mode, "impls": rows, "wall_s": round(time.perf_counter() - t0, 1)}
         points.append(pt)
         print(f"== {op} {shape} {mode} ({pt['wall_s']} s): " +

@@ -15,6 +15,10 @@ SHAPES = {
 BENCH_SHAPES = {"bench": (4, 32, 4096, 128)}
 DTYPES = ["bfloat16", "float16"]
 NONCONTIGUOUS = True
+# bf16 atol 3e-2 (default 1e-2) for the gradient check (stage 3, `--gradients`): PyTorch's own bf16 SDPA backward
+# is off from float64 by up to 0.025 at these shapes (dv, causal, S=128; a sum over up to S rows of bf16-rounded
+# probabilities), and stage 3's dq reaches 0.015-0.019 the same way. rtol stays at bf16's 1.6e-2.
+TOLERANCES = {"bfloat16": (1.6e-2, 3e-2)}
 
 
 def make_inputs(case):

@@ -1,11 +1,19 @@
-"""Stage 3: the Triton tutorial 06 structure for Hopper: an unmasked loop over the key blocks left of the
-diagonal, then a masked pass over the diagonal block only; 128-row query tiles; the longest rows launched
-first.
+"""Stage 3: the Triton tutorial 06 structure for Hopper, forward and backward, causal and non-causal.
 
-Forward only (no backward kernel). Pointer loads, not TMA: 2-D descriptors over (B*H*S, D) would let a partial
-tail tile read and write into the next head whenever S is not a multiple of BLOCK_M.
+Forward: an unmasked loop over the key blocks that need no mask (left of the diagonal when causal, every full
+block when not), then a masked pass over the diagonal block (causal) or the partial tail block (non-causal);
+the longest causal rows launched first; the row log-sum-exp (base 2) is saved for backward.
+Backward: delta = rowsum(o * do) in a small kernel, then one kernel for dK/dV (a program per key block walks
+the query blocks at and below the diagonal) and one for dQ (a program per query block walks the key blocks up
+to the diagonal); the causal mask is applied on the diagonal blocks only.
+
+Pointer loads by default. A Hopper forward with TMA descriptors (4-D over (B, H, S, D), so tail tiles stay in
+their head; or the tutorial's 2-D ones where S % BLOCK_M == 0), optional warp specialization and a persistent
+grid is opt-in (`forward(..., tma="4d")`) until the H200 sweep shows it ahead; never under the interpreter.
 
 Assumes D (head_dim) is a power of 2 in [16, 256]: tl.dot needs tile sides >= 16 and tl.arange powers of 2.
+`attention(q, k, v)` is causal (the reference); `attention(q, k, v, causal=False)` and `attention_noncausal`
+(validated against reference_noncausal.py) are not.
 """
 
 import math
@@ -19,24 +27,53 @@ import triton.language as tl
 # fp32.
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 LOG2E = 1.4426950408889634
+# Largest block side any config uses: S % MAX_BLOCK == 0 lets every kernel drop its sequence-bound masks.
+MAX_BLOCK = 128
+
+# Config lists (edit these after a sweep with benchmarks/explore_attention.py). Forward entries are
+# (BLOCK_M, BLOCK_N, num_warps, num_stages) with BLOCK_M a multiple of BLOCK_N (the causal diagonal pass
+# covers exactly one BLOCK_M of keys). 128-row query tiles with 8 warps (two warpgroups of wgmma) are the
+# tutorial's best on H100 for D=128.
+FWD_CONFIGS = [(128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3), (128, 64, 4, 3), (64, 64, 4, 3)]
+# dK/dV: (BLOCK_M, BLOCK_N, num_warps, num_stages); a program owns BLOCK_N keys and walks BLOCK_M queries at a
+# time; BLOCK_N a multiple of BLOCK_M (the causal diagonal band is BLOCK_N queries).
+DKDV_CONFIGS = [(32, 128, 4, 5), (64, 128, 8, 3), (32, 64, 4, 5), (64, 64, 4, 3)]
+# dQ: (BLOCK_M, BLOCK_N, num_warps, num_stages); a program owns BLOCK_M queries and walks BLOCK_N keys at a
+# time; BLOCK_M a multiple of BLOCK_N.
+DQ_CONFIGS = [(128, 32, 4, 5), (128, 64, 8, 3), (64, 32, 4, 5), (64, 64, 4, 3)]
+# Under the interpreter one small config each, so CPU validation stays quick.
+_INTERP_FWD, _INTERP_DKDV, _INTERP_DQ = (64, 32, 4, 1), (32, 64, 4, 1), (64, 32, 4, 1)
+# The H200 sweep's winners (2026-12-04, B4 H32 S4096 bf16, torch 2.11, triton 3.6) per (causal, D):
+# (forward, dK/dV, dQ). These (causal, D) launch their winner directly, with no autotuning (whose one-shot timing
+# picked a slower forward than the sweep, 0.751 vs 0.697 ms causal D64); any other D autotunes over the lists.
+BEST_CONFIGS = {
+    (True, 128): ((128, 128, 8, 3), (32, 64, 4, 5), (128, 64, 8, 3)),  # fwd 1.239 ms, bwd 3.953 ms
+    (True, 64): ((128, 64, 8, 3), (32, 64, 4, 5), (128, 64, 8, 3)),  # fwd 0.697 ms, bwd 2.107 ms
+    (False, 128): ((128, 128, 8, 3), (64, 128, 8, 3), (128, 64, 8, 3)),  # fwd 2.214 ms, bwd 6.884 ms
+    (False, 64): ((128, 64, 8, 4), (64, 64, 4, 3), (128, 64, 8, 3)),  # fwd 1.278 ms, bwd 3.621 ms
+}
 
 
-def _configs() -> list[triton.Config]:
+def _best(causal: bool, d: int, which: int) -> tuple[int, int, int, int] | None:
+    """The measured winner for (causal, D) (which: 0 forward, 1 dK/dV, 2 dQ), None to autotune."""
     if _INTERPRET:
-        return [triton.Config({"BLOCK_M": 64, "BLOCK_N": 32}, num_warps=4)]
-    # BLOCK_M must be a multiple of BLOCK_N: the diagonal pass covers exactly one BLOCK_M of keys.
-    # 128-row tiles with 8 warps (two warpgroups of wgmma) are the tutorial's best on H100 for D=128.
-    return [
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_stages=3, num_warps=8),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_stages=4, num_warps=8),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128}, num_stages=3, num_warps=8),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_stages=3, num_warps=4),
-        triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}, num_stages=3, num_warps=4),
-    ]
+        return None
+    entry = BEST_CONFIGS.get((causal, d))
+    return None if entry is None else entry[which]
 
 
+def _config(entry: tuple[int, int, int, int]) -> triton.Config:
+    block_m, block_n, warps, stages = entry
+    return triton.Config({"BLOCK_M": block_m, "BLOCK_N": block_n}, num_warps=warps, num_stages=stages)
+
+
+def _configs(entries: list[tuple[int, int, int, int]], interp: tuple[int, int, int, int]) -> list[triton.Config]:
+    return [_config(interp)] if _INTERPRET else [_config(e) for e in entries]
+
+
+# ---------------------------------------------------------------------------------------------- forward
 @triton.jit
-def _attention_inner(
+def _fwd_inner(
     acc,
     l_i,
     m_i,
@@ -55,7 +92,7 @@ def _attention_inner(
     S,
     qk_scale,
     BLOCK_N: tl.constexpr,
-    MASKED: tl.constexpr,
+    MASK: tl.constexpr,  # 0: none, 1: causal diagonal (and the sequence end), 2: the sequence end only
     UPCAST_DOT: tl.constexpr,
 ):
     for start_n in range(lo, hi, BLOCK_N):
@@ -63,18 +100,21 @@ def _attention_inner(
         cols = start_n + offs_n
         k_ptrs = k_ptr + cols[None, :] * stride_ks + offs_d[:, None] * stride_kd
         v_ptrs = v_ptr + cols[:, None] * stride_vs + offs_d[None, :] * stride_vd
-        if MASKED:
+        if MASK != 0:
             k = tl.load(k_ptrs, mask=cols[None, :] < S, other=0.0)
             v = tl.load(v_ptrs, mask=cols[:, None] < S, other=0.0)
-        else:  # left of the diagonal every key exists and is visible: no masks, no selects
+        else:  # every key of these blocks exists and is visible: no masks, no selects
             k = tl.load(k_ptrs)
             v = tl.load(v_ptrs)
         if UPCAST_DOT:
             k = k.to(tl.float32)
             v = v.to(tl.float32)
         qk = tl.dot(q, k)
-        if MASKED:
-            keep = (offs_m[:, None] >= cols[None, :]) & (cols[None, :] < S)
+        if MASK != 0:
+            if MASK == 1:
+                keep = (offs_m[:, None] >= cols[None, :]) & (cols[None, :] < S)
+            else:
+                keep = cols[None, :] < S
             qk = tl.where(keep, qk * qk_scale, float("-inf"))
             m_new = tl.maximum(m_i, tl.max(qk, axis=1))
             qk = qk - m_new[:, None]
@@ -92,13 +132,13 @@ def _attention_inner(
     return acc, l_i, m_i
 
 
-@triton.autotune(configs=_configs(), key=["S", "HEAD_DIM"])
 @triton.jit
 def attention_fwd_kernel(
     q_ptr,
     k_ptr,
     v_ptr,
     o_ptr,
+    lse_ptr,
     stride_qb,
     stride_qh,
     stride_qs,
@@ -119,15 +159,20 @@ def attention_fwd_kernel(
     S,
     qk_scale,
     HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    EVEN_S: tl.constexpr,
+    STORE_LSE: tl.constexpr,
+    UPCAST_DOT: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
-    UPCAST_DOT: tl.constexpr,
 ):
     tl.static_assert(BLOCK_M % BLOCK_N == 0)
-    # Last query blocks first: they have the most key blocks, and starting them early stops them from being
-    # the
-    # tail of the launch while the short first rows leave SMs idle.
-    start_m = tl.num_programs(0) - 1 - tl.program_id(0)
+    if CAUSAL:
+        # Last query blocks first: they have the most key blocks, and starting them early stops them from
+        # being the tail of the launch while the short first rows leave SMs idle.
+        start_m = tl.num_programs(0) - 1 - tl.program_id(0)
+    else:
+        start_m = tl.program_id(0)
     off_bh = tl.program_id(1)
     off_b = (off_bh // H).to(tl.int64)
     off_h = (off_bh % H).to(tl.int64)
@@ -138,69 +183,643 @@ def attention_fwd_kernel(
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
-    q = tl.load(
-        q_ptr + offs_m[:, None] * stride_qs + offs_d[None, :] * stride_qd, mask=offs_m[:, None] < S, other=0.0
-    )
+    q_ptrs = q_ptr + offs_m[:, None] * stride_qs + offs_d[None, :] * stride_qd
+    if EVEN_S:
+        q = tl.load(q_ptrs)
+    else:
+        q = tl.load(q_ptrs, mask=offs_m[:, None] < S, other=0.0)
     if UPCAST_DOT:
         q = q.to(tl.float32)
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
-    # Off-diagonal: keys [0, start_m * BLOCK_M) are all < S and all visible to every query row of the block.
-    acc, l_i, m_i = _attention_inner(
-        acc,
-        l_i,
-        m_i,
-        q,
-        k_ptr,
-        v_ptr,
-        stride_ks,
-        stride_kd,
-        stride_vs,
-        stride_vd,
-        offs_m,
-        offs_n,
-        offs_d,
-        0,
-        start_m * BLOCK_M,
-        S,
-        qk_scale,
-        BLOCK_N=BLOCK_N,
-        MASKED=False,
-        UPCAST_DOT=UPCAST_DOT,
-    )
-    # Diagonal: the one BLOCK_M-wide band where the causal mask and the end of the sequence cut in. Its first
-    # key block holds key start_m * BLOCK_M <= every query row, so m_i is finite before any fully masked row.
-    acc, l_i, m_i = _attention_inner(
-        acc,
-        l_i,
-        m_i,
-        q,
-        k_ptr,
-        v_ptr,
-        stride_ks,
-        stride_kd,
-        stride_vs,
-        stride_vd,
-        offs_m,
-        offs_n,
-        offs_d,
-        start_m * BLOCK_M,
-        tl.minimum((start_m + 1) * BLOCK_M, S),
-        S,
-        qk_scale,
-        BLOCK_N=BLOCK_N,
-        MASKED=True,
-        UPCAST_DOT=UPCAST_DOT,
-    )
+    if CAUSAL:
+        # Off-diagonal: keys [0, start_m * BLOCK_M) are all < S and all visible to every query row of the block.
+        acc, l_i, m_i = _fwd_inner(acc, l_i, m_i, q, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
+                                   offs_m, offs_n, offs_d, 0, start_m * BLOCK_M, S, qk_scale,
+                                   BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+        # Diagonal: the one BLOCK_M-wide band where the causal mask and the end of the sequence cut in. Its
+        # first key block holds key start_m * BLOCK_M <= every query row, so m_i is finite before any fully
+        # masked row.
+        acc, l_i, m_i = _fwd_inner(acc, l_i, m_i, q, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
+                                   offs_m, offs_n, offs_d, start_m * BLOCK_M,
+                                   tl.minimum((start_m + 1) * BLOCK_M, S), S, qk_scale,
+                                   BLOCK_N=BLOCK_N, MASK=1, UPCAST_DOT=UPCAST_DOT)
+    else:
+        if EVEN_S:
+            full = S
+        else:
+            full = (S // BLOCK_N) * BLOCK_N
+        acc, l_i, m_i = _fwd_inner(acc, l_i, m_i, q, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
+                                   offs_m, offs_n, offs_d, 0, full, S, qk_scale,
+                                   BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+        if not EVEN_S:  # the partial last key block; when S < BLOCK_N it is the only one
+            acc, l_i, m_i = _fwd_inner(acc, l_i, m_i, q, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs,
+                                       stride_vd, offs_m, offs_n, offs_d, full, S, S, qk_scale,
+                                       BLOCK_N=BLOCK_N, MASK=2, UPCAST_DOT=UPCAST_DOT)
     acc = acc / l_i[:, None]
-    tl.store(
-        o_ptr + offs_m[:, None] * stride_os + offs_d[None, :] * stride_od,
-        acc.to(o_ptr.dtype.element_ty),
-        mask=offs_m[:, None] < S,
-    )
+    o_ptrs = o_ptr + offs_m[:, None] * stride_os + offs_d[None, :] * stride_od
+    if EVEN_S:
+        tl.store(o_ptrs, acc.to(o_ptr.dtype.element_ty))
+    else:
+        tl.store(o_ptrs, acc.to(o_ptr.dtype.element_ty), mask=offs_m[:, None] < S)
+    if STORE_LSE:
+        # Base-2 log-sum-exp of the scaled scores: backward rebuilds p = exp2(qk * qk_scale - lse).
+        lse_ptrs = lse_ptr + off_bh.to(tl.int64) * S + offs_m
+        if EVEN_S:
+            tl.store(lse_ptrs, m_i + tl.log2(l_i))
+        else:
+            tl.store(lse_ptrs, m_i + tl.log2(l_i), mask=offs_m < S)
 
 
+# ------------------------------------------------------------------------------- forward, Hopper variants
+# TMA tensor descriptors (host-side TensorDescriptor), optional warp specialization of the key loop and an
+# optional persistent grid. Off under the interpreter and off by default until an H200 sweep
+# (benchmarks/explore_attention.py) shows them ahead of the pointer kernel; `forward(..., tma="4d")` opts in.
+# "4d" descriptors span (B, H, S, D): TMA checks bounds per dimension, so a tail tile reads zeros and its store
+# is clipped at S, never touching the next head; any S. "2d" descriptors span (B*H*S, D) (the tutorial's), taken
+# only for contiguous tensors with S % BLOCK_M == 0, where no tile crosses a head.
+try:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+except ImportError:  # Triton without host-side descriptors
+    TensorDescriptor = None
+
+
+@triton.jit
+def _tma_load(desc, off_b, off_h, row, BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, DESC_4D: tl.constexpr):
+    """A (BLOCK, HEAD_DIM) tile at sequence row `row` (4-D) or flat row `row` (2-D)."""
+    if DESC_4D:
+        return desc.load([off_b, off_h, row, 0]).reshape(BLOCK, HEAD_DIM)
+    else:
+        return desc.load([row, 0])
+
+
+@triton.jit
+def _fwd_tma_inner(
+    acc,
+    l_i,
+    m_i,
+    q,
+    k_desc,
+    v_desc,
+    off_b,
+    off_h,
+    row0,
+    offs_m,
+    lo,
+    hi,
+    S,
+    qk_scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    MASK: tl.constexpr,  # as in _fwd_inner
+    DESC_4D: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+):
+    offs_n = tl.arange(0, BLOCK_N)
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        k = _tma_load(k_desc, off_b, off_h, row0 + start_n, BLOCK_N, HEAD_DIM, DESC_4D)
+        qk = tl.dot(q, tl.trans(k))
+        if MASK != 0:
+            cols = start_n + offs_n
+            if MASK == 1:
+                keep = (offs_m[:, None] >= cols[None, :]) & (cols[None, :] < S)
+            else:
+                keep = cols[None, :] < S
+            qk = tl.where(keep, qk * qk_scale, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+            qk = qk - m_new[:, None]
+        else:
+            m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+            qk = qk * qk_scale - m_new[:, None]
+        p = tl.exp2(qk)
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None]
+        v = _tma_load(v_desc, off_b, off_h, row0 + start_n, BLOCK_N, HEAD_DIM, DESC_4D)
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.jit
+def _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, off_bh, H, S, qk_scale,
+                  HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr, DESC_4D: tl.constexpr,
+                  WARP_SPECIALIZE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """One (query block, batch x head) tile of the forward."""
+    off_b = off_bh // H
+    off_h = off_bh % H
+    if DESC_4D:  # the head's first row in the descriptor's sequence dimension
+        row0 = 0
+    else:
+        row0 = off_bh * S
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    q = _tma_load(q_desc, off_b, off_h, row0 + start_m * BLOCK_M, BLOCK_M, HEAD_DIM, DESC_4D)
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    if CAUSAL:
+        acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, 0,
+                                       start_m * BLOCK_M, S, qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=0,
+                                       DESC_4D=DESC_4D, WARP_SPECIALIZE=WARP_SPECIALIZE)
+        acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m,
+                                       start_m * BLOCK_M, tl.minimum((start_m + 1) * BLOCK_M, S), S, qk_scale,
+                                       HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=1, DESC_4D=DESC_4D,
+                                       WARP_SPECIALIZE=WARP_SPECIALIZE)
+    else:
+        full = (S // BLOCK_N) * BLOCK_N
+        acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, 0, full, S,
+                                       qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=0, DESC_4D=DESC_4D,
+                                       WARP_SPECIALIZE=WARP_SPECIALIZE)
+        if full < S:  # the partial last key block (4-D descriptors only: 2-D requires S % BLOCK_M == 0)
+            acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, full, S,
+                                           S, qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=2,
+                                           DESC_4D=DESC_4D, WARP_SPECIALIZE=False)
+    acc = acc / l_i[:, None]
+    out = acc.to(o_desc.dtype)
+    if DESC_4D:
+        o_desc.store([off_b, off_h, start_m * BLOCK_M, 0], out.reshape(1, 1, BLOCK_M, HEAD_DIM))
+    else:
+        o_desc.store([row0 + start_m * BLOCK_M, 0], out)
+    if STORE_LSE:
+        tl.store(lse_ptr + off_bh.to(tl.int64) * S + offs_m, m_i + tl.log2(l_i), mask=offs_m < S)
+
+
+@triton.jit
+def _device_desc(t_ptr, B, H, S, stride_b, stride_h, stride_s, BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr,
+                 DESC_4D: tl.constexpr):
+    """An in-kernel descriptor over the (B, H, S, D) tensor at t_ptr (2-D: contiguous, (B*H*S, D))."""
+    if DESC_4D:
+        return tl.make_tensor_descriptor(t_ptr, shape=[B, H, S, HEAD_DIM], strides=[stride_b, stride_h, stride_s, 1],
+                                         block_shape=[1, 1, BLOCK, HEAD_DIM])
+    else:
+        return tl.make_tensor_descriptor(t_ptr, shape=[B * H * S, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                         block_shape=[BLOCK, HEAD_DIM])
+
+
+@triton.jit
+def attention_fwd_tma_kernel(
+    q_desc,  # host TensorDescriptors, or (DEVICE_DESC) the tensors themselves
+    k_desc,
+    v_desc,
+    o_desc,
+    lse_ptr,
+    stride_qb,  # the strides are read only with DEVICE_DESC
+    stride_qh,
+    stride_qs,
+    stride_kb,
+    stride_kh,
+    stride_ks,
+    stride_vb,
+    stride_vh,
+    stride_vs,
+    stride_ob,
+    stride_oh,
+    stride_os,
+    B,
+    H,
+    S,
+    qk_scale,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    STORE_LSE: tl.constexpr,
+    DESC_4D: tl.constexpr,
+    DEVICE_DESC: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+    PERSISTENT: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    tl.static_assert(BLOCK_M % BLOCK_N == 0)
+    BH = B * H
+    if DEVICE_DESC:  # in-kernel descriptors (Triton's Hopper warp specialization wants these, not host ones)
+        q_desc = _device_desc(q_desc, B, H, S, stride_qb, stride_qh, stride_qs, BLOCK_M, HEAD_DIM, DESC_4D)
+        k_desc = _device_desc(k_desc, B, H, S, stride_kb, stride_kh, stride_ks, BLOCK_N, HEAD_DIM, DESC_4D)
+        v_desc = _device_desc(v_desc, B, H, S, stride_vb, stride_vh, stride_vs, BLOCK_N, HEAD_DIM, DESC_4D)
+        o_desc = _device_desc(o_desc, B, H, S, stride_ob, stride_oh, stride_os, BLOCK_M, HEAD_DIM, DESC_4D)
+    if PERSISTENT:
+        # A fixed grid of programs walks the tiles; tile t = (query block, batch x head), the query-block index
+        # major so that (causal) every head's longest rows come first.
+        n_m = tl.cdiv(S, BLOCK_M)
+        for tile in range(tl.program_id(0), n_m * BH, tl.num_programs(0)):
+            start_m = tile // BH
+            if CAUSAL:
+                start_m = n_m - 1 - start_m
+            _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, tile % BH, H, S, qk_scale,
+                          HEAD_DIM=HEAD_DIM, CAUSAL=CAUSAL, STORE_LSE=STORE_LSE, DESC_4D=DESC_4D,
+                          WARP_SPECIALIZE=WARP_SPECIALIZE, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+    else:
+        if CAUSAL:
+            start_m = tl.num_programs(0) - 1 - tl.program_id(0)
+        else:
+            start_m = tl.program_id(0)
+        _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, tl.program_id(1), H, S, qk_scale,
+                      HEAD_DIM=HEAD_DIM, CAUSAL=CAUSAL, STORE_LSE=STORE_LSE, DESC_4D=DESC_4D,
+                      WARP_SPECIALIZE=WARP_SPECIALIZE, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+
+
+def tma_supported(q: torch.Tensor) -> bool:
+    """Host-side TMA descriptors: Triton has them, not the interpreter, a CUDA device of compute capability 9+."""
+    return (TensorDescriptor is not None and not _INTERPRET and q.is_cuda
+            and torch.cuda.get_device_capability(q.device)[0] >= 9)
+
+
+_ALLOCATOR_SET = False
+
+
+def _scratch(size: int, alignment: int, stream) -> torch.Tensor:
+    """Global-memory scratch for in-kernel descriptors (triton.set_allocator)."""
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+def _forward_tma(q, k, v, o, lse, causal: bool, config: tuple[int, int, int, int], desc: str,
+                 warp_specialize: bool, persistent: int, device_desc: bool = False) -> None:
+    """Launch attention_fwd_tma_kernel; desc "4d" or "2d"; persistent = programs per SM (0: one per tile);
+    device_desc builds the descriptors in the kernel (tl.make_tensor_descriptor) instead of on the host."""
+    global _ALLOCATOR_SET
+    B, H, S, D = q.shape
+    block_m, block_n, warps, stages = config
+    esize = q.element_size()
+    for t in (q, k, v, o):
+        if t.stride(-1) != 1 or t.data_ptr() % 16 or any(st * esize % 16 for st in t.stride()[:-1]):
+            raise ValueError("TMA needs a unit last stride and 16-byte aligned base and strides")
+    if desc == "4d":
+        def make(t, block):
+            return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1, block, D])
+    elif desc == "2d":
+        if S % block_m or not all(t.is_contiguous() for t in (q, k, v, o)):
+            raise ValueError("2-D descriptors need contiguous tensors and S % BLOCK_M == 0")
+
+        def make(t, block):
+            return TensorDescriptor(t, [B * H * S, D], [D, 1], [block, D])
+    else:
+        raise ValueError(f"desc must be '4d' or '2d', got {desc!r}")
+    if device_desc:
+        if not _ALLOCATOR_SET and q.is_cuda:
+            triton.set_allocator(_scratch)
+            _ALLOCATOR_SET = True
+
+        def make(t, block):  # noqa: F811 (the kernel builds the descriptor from the tensor and its strides)
+            return t
+    n_m = triton.cdiv(S, block_m)
+    if persistent:
+        sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+        grid = (min(sms * persistent, n_m * B * H), 1)
+    else:
+        grid = (n_m, B * H)
+    attention_fwd_tma_kernel[grid](
+        make(q, block_m), make(k, block_n), make(v, block_n), make(o, block_m), lse if lse is not None else o,
+        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
+        B, H, S, LOG2E / math.sqrt(D), HEAD_DIM=D, CAUSAL=causal, STORE_LSE=lse is not None,
+        DESC_4D=desc == "4d", DEVICE_DESC=device_desc, WARP_SPECIALIZE=warp_specialize, PERSISTENT=bool(persistent),
+        BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages)
+
+
+# --------------------------------------------------------------------------------------------- backward
+@triton.jit
+def attention_bwd_preprocess_kernel(
+    o_ptr,
+    do_ptr,
+    delta_ptr,
+    stride_ob,
+    stride_oh,
+    stride_os,
+    stride_od,
+    stride_dob,
+    stride_doh,
+    stride_dos,
+    stride_dod,
+    H,
+    S,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+):
+    """delta[bh, s] = sum_d o * do, in fp32: the softmax backward's row term."""
+    off_bh = tl.program_id(1)
+    off_b = (off_bh // H).to(tl.int64)
+    off_h = (off_bh % H).to(tl.int64)
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = offs_m[:, None] < S
+    o = tl.load(o_ptr + off_b * stride_ob + off_h * stride_oh + offs_m[:, None] * stride_os
+                + offs_d[None, :] * stride_od, mask=rows, other=0.0)
+    do = tl.load(do_ptr + off_b * stride_dob + off_h * stride_doh + offs_m[:, None] * stride_dos
+                 + offs_d[None, :] * stride_dod, mask=rows, other=0.0)
+    delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)
+    tl.store(delta_ptr + off_bh.to(tl.int64) * S + offs_m, delta, mask=offs_m < S)
+
+
+@triton.jit
+def _dkdv_inner(
+    dk,
+    dv,
+    k,
+    v,
+    q_ptr,
+    do_ptr,
+    lse_ptr,
+    delta_ptr,
+    stride_qs,
+    stride_qd,
+    stride_dos,
+    stride_dod,
+    offs_n,
+    offs_d,
+    lo,
+    hi,
+    S,
+    qk_scale,
+    BLOCK_M: tl.constexpr,
+    CAUSAL_MASK: tl.constexpr,
+    EVEN_S: tl.constexpr,
+    UPCAST_DOT: tl.constexpr,
+):
+    offs_m0 = tl.arange(0, BLOCK_M)
+    for start_m in range(lo, hi, BLOCK_M):
+        start_m = tl.multiple_of(start_m, BLOCK_M)
+        offs_m = start_m + offs_m0
+        qT_ptrs = q_ptr + offs_m[None, :] * stride_qs + offs_d[:, None] * stride_qd
+        do_ptrs = do_ptr + offs_m[:, None] * stride_dos + offs_d[None, :] * stride_dod
+        if EVEN_S:
+            qT = tl.load(qT_ptrs)
+            do = tl.load(do_ptrs)
+            lse = tl.load(lse_ptr + offs_m)
+            delta = tl.load(delta_ptr + offs_m)
+        else:
+            # Rows past S load as zeros (q, do, delta): their p is finite and their terms are exactly zero.
+            rows = offs_m < S
+            qT = tl.load(qT_ptrs, mask=rows[None, :], other=0.0)
+            do = tl.load(do_ptrs, mask=rows[:, None], other=0.0)
+            lse = tl.load(lse_ptr + offs_m, mask=rows, other=0.0)
+            delta = tl.load(delta_ptr + offs_m, mask=rows, other=0.0)
+        if UPCAST_DOT:
+            qT = qT.to(tl.float32)
+            do = do.to(tl.float32)
+        # Transposed scores (keys x queries): the program's keys stay in registers, the queries stream.
+        pT = tl.exp2(tl.dot(k, qT) * qk_scale - lse[None, :])
+        if CAUSAL_MASK:
+            pT = tl.where(offs_m[None, :] >= offs_n[:, None], pT, 0.0)
+        dv = tl.dot(pT.to(do.dtype), do, dv)
+        dpT = tl.dot(v, tl.trans(do))
+        dsT = pT * (dpT - delta[None, :])
+        dk = tl.dot(dsT.to(qT.dtype), tl.trans(qT), dk)
+    return dk, dv
+
+
+@triton.jit
+def attention_bwd_dkdv_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    do_ptr,
+    lse_ptr,
+    delta_ptr,
+    dk_ptr,
+    dv_ptr,
+    stride_qb,
+    stride_qh,
+    stride_qs,
+    stride_qd,
+    stride_kb,
+    stride_kh,
+    stride_ks,
+    stride_kd,
+    stride_vb,
+    stride_vh,
+    stride_vs,
+    stride_vd,
+    stride_dob,
+    stride_doh,
+    stride_dos,
+    stride_dod,
+    stride_dkb,
+    stride_dkh,
+    stride_dks,
+    stride_dkd,
+    stride_dvb,
+    stride_dvh,
+    stride_dvs,
+    stride_dvd,
+    H,
+    S,
+    qk_scale,
+    sm_scale,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    EVEN_S: tl.constexpr,
+    UPCAST_DOT: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    tl.static_assert(BLOCK_N % BLOCK_M == 0)
+    start_n = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    off_b = (off_bh // H).to(tl.int64)
+    off_h = (off_bh % H).to(tl.int64)
+    q_ptr += off_b * stride_qb + off_h * stride_qh
+    k_ptr += off_b * stride_kb + off_h * stride_kh
+    v_ptr += off_b * stride_vb + off_h * stride_vh
+    do_ptr += off_b * stride_dob + off_h * stride_doh
+    lse_ptr += off_bh.to(tl.int64) * S
+    delta_ptr += off_bh.to(tl.int64) * S
+    offs_n = start_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    k_ptrs = k_ptr + offs_n[:, None] * stride_ks + offs_d[None, :] * stride_kd
+    v_ptrs = v_ptr + offs_n[:, None] * stride_vs + offs_d[None, :] * stride_vd
+    if EVEN_S:
+        k = tl.load(k_ptrs)
+        v = tl.load(v_ptrs)
+    else:
+        k = tl.load(k_ptrs, mask=offs_n[:, None] < S, other=0.0)
+        v = tl.load(v_ptrs, mask=offs_n[:, None] < S, other=0.0)
+    if UPCAST_DOT:
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    if CAUSAL:
+        lo = start_n * BLOCK_N
+        # Diagonal band: queries [lo, lo + BLOCK_N) see only part of this key block.
+        dk, dv = _dkdv_inner(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, stride_qs, stride_qd, stride_dos,
+                             stride_dod, offs_n, offs_d, lo, lo + BLOCK_N, S, qk_scale,
+                             BLOCK_M=BLOCK_M, CAUSAL_MASK=True, EVEN_S=EVEN_S, UPCAST_DOT=UPCAST_DOT)
+        # Below the band every query sees every key of the block.
+        dk, dv = _dkdv_inner(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, stride_qs, stride_qd, stride_dos,
+                             stride_dod, offs_n, offs_d, lo + BLOCK_N, S, S, qk_scale,
+                             BLOCK_M=BLOCK_M, CAUSAL_MASK=False, EVEN_S=EVEN_S, UPCAST_DOT=UPCAST_DOT)
+    else:
+        dk, dv = _dkdv_inner(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, stride_qs, stride_qd, stride_dos,
+                             stride_dod, offs_n, offs_d, 0, S, S, qk_scale,
+                             BLOCK_M=BLOCK_M, CAUSAL_MASK=False, EVEN_S=EVEN_S, UPCAST_DOT=UPCAST_DOT)
+    dk *= sm_scale
+    dk_ptrs = dk_ptr + off_b * stride_dkb + off_h * stride_dkh + offs_n[:, None] * stride_dks \
+        + offs_d[None, :] * stride_dkd
+    dv_ptrs = dv_ptr + off_b * stride_dvb + off_h * stride_dvh + offs_n[:, None] * stride_dvs \
+        + offs_d[None, :] * stride_dvd
+    if EVEN_S:
+        tl.store(dk_ptrs, dk.to(dk_ptr.dtype.element_ty))
+        tl.store(dv_ptrs, dv.to(dv_ptr.dtype.element_ty))
+    else:
+        tl.store(dk_ptrs, dk.to(dk_ptr.dtype.element_ty), mask=offs_n[:, None] < S)
+        tl.store(dv_ptrs, dv.to(dv_ptr.dtype.element_ty), mask=offs_n[:, None] < S)
+
+
+@triton.jit
+def _dq_inner(
+    dq,
+    q,
+    do,
+    lse,
+    delta,
+    k_ptr,
+    v_ptr,
+    stride_ks,
+    stride_kd,
+    stride_vs,
+    stride_vd,
+    offs_m,
+    offs_d,
+    lo,
+    hi,
+    S,
+    qk_scale,
+    BLOCK_N: tl.constexpr,
+    MASK: tl.constexpr,  # 0: none, 1: causal diagonal (and the sequence end), 2: the sequence end only
+    UPCAST_DOT: tl.constexpr,
+):
+    offs_n0 = tl.arange(0, BLOCK_N)
+    for start_n in range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        cols = start_n + offs_n0
+        kT_ptrs = k_ptr + cols[None, :] * stride_ks + offs_d[:, None] * stride_kd
+        vT_ptrs = v_ptr + cols[None, :] * stride_vs + offs_d[:, None] * stride_vd
+        if MASK != 0:
+            kT = tl.load(kT_ptrs, mask=cols[None, :] < S, other=0.0)
+            vT = tl.load(vT_ptrs, mask=cols[None, :] < S, other=0.0)
+        else:
+            kT = tl.load(kT_ptrs)
+            vT = tl.load(vT_ptrs)
+        if UPCAST_DOT:
+            kT = kT.to(tl.float32)
+            vT = vT.to(tl.float32)
+        p = tl.exp2(tl.dot(q, kT) * qk_scale - lse[:, None])
+        if MASK == 1:
+            p = tl.where(offs_m[:, None] >= cols[None, :], p, 0.0)
+        elif MASK == 2:
+            p = tl.where(cols[None, :] < S, p, 0.0)
+        dp = tl.dot(do, vT)
+        ds = p * (dp - delta[:, None])
+        dq = tl.dot(ds.to(kT.dtype), tl.trans(kT), dq)
+    return dq
+
+
+@triton.jit
+def attention_bwd_dq_kernel(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    do_ptr,
+    lse_ptr,
+    delta_ptr,
+    dq_ptr,
+    stride_qb,
+    stride_qh,
+    stride_qs,
+    stride_qd,
+    stride_kb,
+    stride_kh,
+    stride_ks,
+    stride_kd,
+    stride_vb,
+    stride_vh,
+    stride_vs,
+    stride_vd,
+    stride_dob,
+    stride_doh,
+    stride_dos,
+    stride_dod,
+    stride_dqb,
+    stride_dqh,
+    stride_dqs,
+    stride_dqd,
+    H,
+    S,
+    qk_scale,
+    sm_scale,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    EVEN_S: tl.constexpr,
+    UPCAST_DOT: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    tl.static_assert(BLOCK_M % BLOCK_N == 0)
+    if CAUSAL:
+        start_m = tl.num_programs(0) - 1 - tl.program_id(0)  # longest rows first, as in the forward
+    else:
+        start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    off_b = (off_bh // H).to(tl.int64)
+    off_h = (off_bh % H).to(tl.int64)
+    q_ptr += off_b * stride_qb + off_h * stride_qh
+    k_ptr += off_b * stride_kb + off_h * stride_kh
+    v_ptr += off_b * stride_vb + off_h * stride_vh
+    do_ptr += off_b * stride_dob + off_h * stride_doh
+    lse_ptr += off_bh.to(tl.int64) * S
+    delta_ptr += off_bh.to(tl.int64) * S
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_ptrs = q_ptr + offs_m[:, None] * stride_qs + offs_d[None, :] * stride_qd
+    do_ptrs = do_ptr + offs_m[:, None] * stride_dos + offs_d[None, :] * stride_dod
+    if EVEN_S:
+        q = tl.load(q_ptrs)
+        do = tl.load(do_ptrs)
+        lse = tl.load(lse_ptr + offs_m)
+        delta = tl.load(delta_ptr + offs_m)
+    else:
+        rows = offs_m < S
+        q = tl.load(q_ptrs, mask=rows[:, None], other=0.0)
+        do = tl.load(do_ptrs, mask=rows[:, None], other=0.0)
+        lse = tl.load(lse_ptr + offs_m, mask=rows, other=0.0)
+        delta = tl.load(delta_ptr + offs_m, mask=rows, other=0.0)
+    if UPCAST_DOT:
+        q = q.to(tl.float32)
+        do = do.to(tl.float32)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    if CAUSAL:
+        # Keys [0, start_m * BLOCK_M) are all < S and visible to every row; then the diagonal band.
+        dq = _dq_inner(dq, q, do, lse, delta, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd, offs_m,
+                       offs_d, 0, start_m * BLOCK_M, S, qk_scale, BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+        dq = _dq_inner(dq, q, do, lse, delta, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd, offs_m,
+                       offs_d, start_m * BLOCK_M, tl.minimum((start_m + 1) * BLOCK_M, S), S, qk_scale,
+                       BLOCK_N=BLOCK_N, MASK=1, UPCAST_DOT=UPCAST_DOT)
+    else:
+        if EVEN_S:
+            full = S
+        else:
+            full = (S // BLOCK_N) * BLOCK_N
+        dq = _dq_inner(dq, q, do, lse, delta, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd, offs_m,
+                       offs_d, 0, full, S, qk_scale, BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+        if not EVEN_S:
+            dq = _dq_inner(dq, q, do, lse, delta, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
+                           offs_m, offs_d, full, S, S, qk_scale, BLOCK_N=BLOCK_N, MASK=2, UPCAST_DOT=UPCAST_DOT)
+    dq *= sm_scale
+    dq_ptrs = dq_ptr + off_b * stride_dqb + off_h * stride_dqh + offs_m[:, None] * stride_dqs \
+        + offs_d[None, :] * stride_dqd
+    if EVEN_S:
+        tl.store(dq_ptrs, dq.to(dq_ptr.dtype.element_ty))
+    else:
+        tl.store(dq_ptrs, dq.to(dq_ptr.dtype.element_ty), mask=offs_m[:, None] < S)
+
+
+_KEY = ["S", "HEAD_DIM", "CAUSAL", "EVEN_S"]
+_fwd_tuned = triton.autotune(configs=_configs(FWD_CONFIGS, _INTERP_FWD), key=_KEY)(attention_fwd_kernel)
+_dkdv_tuned = triton.autotune(configs=_configs(DKDV_CONFIGS, _INTERP_DKDV), key=_KEY)(attention_bwd_dkdv_kernel)
+_dq_tuned = triton.autotune(configs=_configs(DQ_CONFIGS, _INTERP_DQ), key=_KEY)(attention_bwd_dq_kernel)
+
+
+# ------------------------------------------------------------------------------------------------- host
 def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     """Refuse what the kernels do not handle, with the reason."""
     if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape:
@@ -217,30 +836,106 @@ def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
         )
 
 
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Causal attention forward, softmax scale 1/sqrt(D)."""
-    check_inputs(q, k, v)
+def _launch(kernel, tuned, config: tuple[int, int, int, int] | None, grid, *args, **meta) -> None:
+    """Launch the autotuned kernel, or the plain one at an explicit (BLOCK_M, BLOCK_N, warps, stages)."""
+    if config is None:
+        tuned[grid](*args, **meta)
+    else:
+        block_m, block_n, warps, stages = config
+        kernel[grid](*args, **meta, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages)
+
+
+def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True, store_lse: bool = False,
+            config: tuple[int, int, int, int] | None = None, tma: str | None = None,
+            warp_specialize: bool = False, persistent: int = 0,
+            device_desc: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Attention output (B, H, S, D) and, with store_lse, the base-2 row log-sum-exp (B*H, S) fp32.
+
+    tma="4d" or "2d" takes the Hopper descriptor kernel (see attention_fwd_tma_kernel; raises where
+    tma_supported(q) is False), with warp_specialize, persistent (programs per SM) and device_desc (descriptors
+    built in the kernel) as options.
+    """
     B, H, S, D = q.shape
-    o = torch.empty_like(q)
+    o = torch.empty((B, H, S, D), device=q.device, dtype=q.dtype)
+    lse = torch.empty((B * H, S), device=q.device, dtype=torch.float32) if store_lse else None
     if o.numel() == 0:
-        return o
+        return o, lse
+    if tma is not None:
+        if not tma_supported(q):
+            raise ValueError("TMA descriptors need Triton's TensorDescriptor and a compute-capability-9 GPU")
+        _forward_tma(q, k, v, o, lse, causal, config or _best(causal, D, 0) or FWD_CONFIGS[0], tma,
+                     warp_specialize, persistent, device_desc)
+        return o, lse
 
     def grid(meta: dict) -> tuple[int, int]:
         return (triton.cdiv(S, meta["BLOCK_M"]), B * H)
 
-    attention_fwd_kernel[grid](
-        q,
-        k,
-        v,
-        o,
-        *q.stride(),
-        *k.stride(),
-        *v.stride(),
-        *o.stride(),
-        H,
-        S,
-        LOG2E / math.sqrt(D),
-        HEAD_DIM=D,
-        UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16,
-    )
-    return o
+    if config is None:
+        config = _best(causal, D, 0)
+    _launch(attention_fwd_kernel, _fwd_tuned, config, grid, q, k, v, o, lse if store_lse else o,
+            *q.stride(), *k.stride(), *v.stride(), *o.stride(), H, S, LOG2E / math.sqrt(D),
+            HEAD_DIM=D, CAUSAL=causal, EVEN_S=S % MAX_BLOCK == 0, STORE_LSE=store_lse,
+            UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
+    return o, lse
+
+
+def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
+             do: torch.Tensor, causal: bool = True, dkdv_config: tuple[int, int, int, int] | None = None,
+             dq_config: tuple[int, int, int, int] | None = None) -> tuple[torch.Tensor, ...]:
+    """dq, dk, dv for upstream gradient do, given forward's o and lse."""
+    B, H, S, D = q.shape
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    if q.numel() == 0:
+        return dq, dk, dv
+    delta = torch.empty((B * H, S), device=q.device, dtype=torch.float32)
+    attention_bwd_preprocess_kernel[(triton.cdiv(S, 64), B * H)](
+        o, do, delta, *o.stride(), *do.stride(), H, S, HEAD_DIM=D, BLOCK_M=64)
+    sm_scale = 1.0 / math.sqrt(D)
+    if dkdv_config is None:
+        dkdv_config = _best(causal, D, 1)
+    if dq_config is None:
+        dq_config = _best(causal, D, 2)
+    meta = dict(HEAD_DIM=D, CAUSAL=causal, EVEN_S=S % MAX_BLOCK == 0,
+                UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
+
+    def grid_n(m: dict) -> tuple[int, int]:
+        return (triton.cdiv(S, m["BLOCK_N"]), B * H)
+
+    def grid_m(m: dict) -> tuple[int, int]:
+        return (triton.cdiv(S, m["BLOCK_M"]), B * H)
+
+    _launch(attention_bwd_dkdv_kernel, _dkdv_tuned, dkdv_config, grid_n, q, k, v, do, lse, delta, dk, dv,
+            *q.stride(), *k.stride(), *v.stride(), *do.stride(), *dk.stride(), *dv.stride(), H, S,
+            sm_scale * LOG2E, sm_scale, **meta)
+    _launch(attention_bwd_dq_kernel, _dq_tuned, dq_config, grid_m, q, k, v, do, lse, delta, dq,
+            *q.stride(), *k.stride(), *v.stride(), *do.stride(), *dq.stride(), H, S,
+            sm_scale * LOG2E, sm_scale, **meta)
+    return dq, dk, dv
+
+
+class _Attention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+        o, lse = forward(q, k, v, causal, store_lse=True)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.causal = causal
+        return o
+
+    @staticmethod
+    def backward(ctx, do: torch.Tensor):
+        q, k, v, o, lse = ctx.saved_tensors
+        dq, dk, dv = backward(q, k, v, o, lse, do, ctx.causal)
+        return dq, dk, dv, None
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True) -> torch.Tensor:
+    """Scaled dot-product attention (softmax scale 1/sqrt(D)), causal unless causal=False; differentiable."""
+    check_inputs(q, k, v)
+    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+        return _Attention.apply(q, k, v, causal)
+    return forward(q, k, v, causal)[0]
+
+
+def attention_noncausal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Non-causal attention: the entry reference_noncausal.py's `attention_noncausal` is checked against."""
+    return attention(q, k, v, causal=False)

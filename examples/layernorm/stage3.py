@@ -1,49 +1,124 @@
 """Stage 3: persistent multi-row forward and a deterministic, atomic-free fused backward.
 
-Forward: a persistent grid (a few programs per SM) walks [ROWS, BLOCK_N] tiles of rows; ROWS and num_warps are
-autotuned, so short rows (N = 128) still give every program kilobytes to move. One read of x, one write of y,
-plus 8 bytes of (mean, rstd) per row for backward.
+Forward: [ROWS, BLOCK_N] row tiles (ROWS, num_warps and the grid autotuned: one program per tile, or a persistent
+grid of PPS programs per SM walking the tiles), so short rows (N = 128) still give every program kilobytes to move.
+One read of x, one write of y, plus 8 bytes of (mean, rstd) per row only when backward will need them (STATS).
+LATE_W loads weight and bias inside the tile once the row's statistics are known (from L2) instead of keeping
+them live across the persistent loop: at N = 16384 with 16 warps the two fp32 vectors alone are 64 registers
+per thread.
 
 Backward (Liger-Kernel / Unsloth style): P = min(row tiles, a few per SM) programs; each takes every P-th
 row tile, writes dx for those rows and keeps its share of dweight = sum(dy * xhat) and dbias = sum(dy) in fp32
 registers across all its rows. Each program then writes one partial row (P x N fp32 in all, no atomics,
 no zero-init), and a second small kernel sums the P partials per column in a fixed order: the result is
 bitwise reproducible, and the (M, N) products never go through memory.
+
+Host side (issue 20): at 8192 x 8192 bf16 the kernel takes about 0.07 ms on an H200, about what a plain Triton
+launch costs in Python: every kernel goes through `_FastLaunch` (the compiled binary's own launcher once a key
+has been compiled), per-layout decisions (block size, grid) are cached in `_PLANS`, and inference calls (no
+gradient needed) skip autograd.Function and the mean/rstd stores.
 """
 
+import inspect
 import os
 
 import torch
 import triton
 import triton.language as tl
 
-EPS = 1e-5
+try:
+    from triton import knobs as _knobs  # Triton >= 3.4: where launch hooks live
+except ImportError:  # pragma: no cover - older Triton: no fast path
+    _knobs = None
+
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
-# PPS: programs per SM for the persistent forward grid (an SM holds 64 warps); PPS = 0 is the plain grid of one
-# program per row tile, which autotuning keeps where the persistent loop does not pay (long rows, many tiles).
-FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": pps}, num_warps=w)
-               for r in (1, 2, 4, 8, 16) for w in (4, 8, 16) for pps in (64 // w, 0)]
+
+
+class _FastLaunch:
+    """Launch a @triton.jit (or @triton.autotune) kernel straight through its compiled binary once `key` has been
+    compiled, skipping Triton's per-call binder and autotuner dispatch: on the H200 (Triton 3.6) a JITFunction
+    launch costs 17 us of host time, the compiled kernel's own launcher 5 us. The first call per key (and every call
+    under the interpreter, with a launch hook set, or on a Triton whose CompiledKernel lacks this API) goes through
+    the ordinary launch. The key must fix everything the kernel is specialized on besides what is checked here
+    (tensor dtypes, pointer alignment and the integer arguments' value classes are added to it): the constexpr
+    choices, the autotuner's key arguments and the device.
+    Runtime arguments go positionally, in the kernel's parameter order; constexprs as keywords."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        jit = kernel
+        while hasattr(jit, "fn") and hasattr(jit.fn, "arg_names"):
+            jit = jit.fn  # through Autotuner / Heuristics wrappers down to the JITFunction
+        self.names = list(jit.arg_names)
+        self.defaults = {n: p.default for n, p in inspect.signature(jit.fn).parameters.items()
+                         if p.default is not p.empty}
+        self.cache: dict = {}
+        self.ok = not INTERPRET and _knobs is not None
+
+    @staticmethod
+    def _spec(args) -> tuple:
+        # What Triton specializes a launch on, besides dtypes: 16-byte aligned pointers, ints equal to 1 or
+        # divisible by 16. A kernel compiled for one class must not be launched with another.
+        return tuple((a.dtype, (a.data_ptr() & 15) == 0) if isinstance(a, torch.Tensor) else
+                     (a == 1, a % 16 == 0) if isinstance(a, int) else None for a in args)
+
+    def __call__(self, key, grid, *args, **kwargs) -> None:
+        full_key = (key, self._spec(args))
+        hit = self.cache.get(full_key) if self.ok else None
+        if hit is not None and _knobs.runtime.launch_enter_hook is None:
+            run, function, packed, consts, dev = hit
+            full = list(args) + [kwargs[n] if n in kwargs else consts[n] for n in self.names[len(args):]]
+            g = grid(dict(zip(self.names, full))) if callable(grid) else grid
+            run(g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1,
+                torch._C._cuda_getCurrentRawStream(dev), function, packed, None, None, None, *full)
+            return
+        compiled = self.kernel[grid](*args, **kwargs)
+        if not self.ok:
+            return
+        try:
+            if hasattr(compiled, "result"):
+                compiled = compiled.result()
+            best = getattr(self.kernel, "best_config", None)
+            if best is not None and best.pre_hook is not None:
+                self.ok = False  # a config pre-hook (zeroing a buffer, ...) must run on every launch
+                return
+            consts = {**self.defaults, **(best.kwargs if best is not None else {}), **kwargs}
+            dev = next(a.device.index for a in args if isinstance(a, torch.Tensor))
+            self.cache[full_key] = (compiled.run, compiled.function, compiled.packed_metadata, consts, dev)
+        except Exception:  # noqa: BLE001 - an older or newer Triton without this API: the ordinary launch always
+            self.ok = False
+
+
+EPS = 1e-5
+# PPS: programs per SM for the persistent forward grid; PPS = 0 is the plain grid of one program per row tile.
+# num_warps 32 (1024 threads) keeps a 16384-wide row at 16 fp32 values per thread.
+FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": pps, "LATE_W": late}, num_warps=w)
+               for r in (1, 2, 4, 8, 16) for w in (4, 8, 16, 32) for pps in (0, 64 // w)
+               for late in (False, True) if not late or r * w >= 16]
 _BWD = [triton.Config({}, num_warps=w) for w in (4, 8, 16)]
 BWD_CONFIGS = _BWD[:1] if INTERPRET else _BWD
 _SM_COUNT: dict[int, int] = {}
-_BEST: dict[tuple, dict] = {}  # autotune key -> the chosen config's launch kwargs
 
 
 def _prune_fwd(configs, named_args, **kwargs):
     block_n = kwargs["BLOCK_N"]
+    # 8 to 64 fp32 values per thread: fewer leaves loads too small to vectorize, more spills or starves occupancy.
+    # LATE_W only where weight and bias would be 32 or more registers per thread (long rows).
     ok = [c for c in configs if c.kwargs["ROWS"] * block_n <= 16384 and
-          8 <= c.kwargs["ROWS"] * block_n // (32 * c.num_warps) <= 64]
+          8 <= c.kwargs["ROWS"] * block_n // (32 * c.num_warps) <= 64 and
+          (not c.kwargs["LATE_W"] or block_n // (32 * c.num_warps) >= 16)]
     if not ok:
         rows, warps = (16, 4) if block_n <= 256 else (1, 16)
-        ok = [c for c in configs if c.kwargs["ROWS"] == rows and c.num_warps == warps]
+        ok = [c for c in configs if c.kwargs["ROWS"] == rows and c.num_warps == warps and not c.kwargs["LATE_W"]]
     if INTERPRET:  # no timing on the CPU: the persistent tile with the most rows, so the loops really loop
-        return [max(ok, key=lambda c: (c.kwargs["PPS"] > 0, c.kwargs["ROWS"], -c.num_warps))]
+        return [max(ok, key=lambda c: (c.kwargs["PPS"] > 0, c.kwargs["ROWS"], -c.num_warps, c.kwargs["PPS"],
+                                       c.kwargs["LATE_W"]))]
     return ok
 
 
 @triton.jit
-def _fwd_tile(x_ptr, y_ptr, mean_ptr, rstd_ptr, w, b, tile, M, N, stride_x, stride_y, eps,
-              BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+def _fwd_tile(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, w, b, tile, M, N, stride_x, stride_y, eps,
+              BLOCK_N: tl.constexpr, ROWS: tl.constexpr, STATS: tl.constexpr, LATE_W: tl.constexpr):
     cols = tl.arange(0, BLOCK_N)
     rows = tile * ROWS + tl.arange(0, ROWS)  # int64
     row_ok = rows < M
@@ -52,29 +127,37 @@ def _fwd_tile(x_ptr, y_ptr, mean_ptr, rstd_ptr, w, b, tile, M, N, stride_x, stri
     mean = tl.sum(x, axis=1) / N
     xc = tl.where(mask, x - mean[:, None], 0.0)
     rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / N + eps)
+    if LATE_W:  # weight and bias come (from L2) only now: not live across the load and the reductions
+        w = tl.load(w_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
     y = xc * rstd[:, None] * w[None, :] + b[None, :]
     tl.store(y_ptr + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
-    tl.store(mean_ptr + rows, mean, mask=row_ok)
-    tl.store(rstd_ptr + rows, rstd, mask=row_ok)
+    if STATS:
+        tl.store(mean_ptr + rows, mean, mask=row_ok)
+        tl.store(rstd_ptr + rows, rstd, mask=row_ok)
 
 
 @triton.autotune(configs=FWD_CONFIGS, key=["N", "BLOCK_N"], prune_configs_by={"early_config_prune": _prune_fwd})
 @triton.jit
 def layer_norm_fwd_kernel(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, M, N, stride_x, stride_y, eps,
-                          BLOCK_N: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr):
+                          BLOCK_N: tl.constexpr, STATS: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr,
+                          LATE_W: tl.constexpr):
     pid = tl.program_id(0).to(tl.int64)
     nprog = tl.num_programs(0).to(tl.int64)
     cols = tl.arange(0, BLOCK_N)
-    col_ok = cols < N
-    # weight and bias: loaded once per program, reused for every row it normalizes.
-    w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
-    b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+    # weight and bias: loaded once per program, reused for every row it normalizes (unless LATE_W).
+    w = cols.to(tl.float32)  # placeholders, replaced in the tile when LATE_W
+    b = w
+    if not LATE_W:
+        w = tl.load(w_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
     if PPS == 0:  # plain grid: one row tile per program
-        _fwd_tile(x_ptr, y_ptr, mean_ptr, rstd_ptr, w, b, pid, M, N, stride_x, stride_y, eps, BLOCK_N, ROWS)
+        _fwd_tile(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, w, b, pid, M, N, stride_x, stride_y, eps,
+                  BLOCK_N, ROWS, STATS, LATE_W)
     else:
         for i in tl.range(0, tl.cdiv(tl.cdiv(M, ROWS) - pid, nprog)):  # row tiles pid, pid + nprog, ...
-            _fwd_tile(x_ptr, y_ptr, mean_ptr, rstd_ptr, w, b, pid + i * nprog, M, N, stride_x, stride_y, eps,
-                      BLOCK_N, ROWS)
+            _fwd_tile(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, w, b, pid + i * nprog, M, N, stride_x,
+                      stride_y, eps, BLOCK_N, ROWS, STATS, LATE_W)
 
 
 @triton.autotune(configs=BWD_CONFIGS, key=["N", "BLOCK_N", "ROWS"])
@@ -127,6 +210,12 @@ def sum_partials_kernel(dw_part_ptr, db_part_ptr, dw_ptr, db_ptr, n_part, N, BLO
     tl.store(db_ptr + cols, db.to(db_ptr.dtype.element_ty), mask=col_ok)
 
 
+_FWD = _FastLaunch(layer_norm_fwd_kernel)
+_BWD_LAUNCH = _FastLaunch(layer_norm_bwd_kernel)
+_SUM = _FastLaunch(sum_partials_kernel)
+_PLANS: dict[tuple, list] = {}  # (shape, strides, dtypes, device, stats) -> launch plan, decided once per layout
+
+
 def _sm_count(device: torch.device) -> int:
     """SM count on a GPU; 1 under the interpreter (the grids below then have 2 programs, so loops loop)."""
     if device.type != "cuda":
@@ -142,43 +231,54 @@ def _rows(t: torch.Tensor, N: int) -> torch.Tensor:
     return t2 if t2.stride(-1) == 1 else t2.contiguous()
 
 
-def _tuned_launch(kernel, key: tuple, grid_of, *args, **kwargs) -> None:
-    """Launch an autotuned kernel. Once it has picked a config for `key`, later calls launch that config directly:
-    the autotuner's per-call dispatch (argument dicts, key, cache lookup) is host time on every call."""
-    cfg = _BEST.get(key)
-    if cfg is None:
-        kernel[grid_of](*args, **kwargs)
-        best = getattr(kernel, "best_config", None)  # set by Triton's Autotuner.run (2.1 and later)
-        if best is not None:
-            _BEST[key] = best.all_kwargs() if hasattr(best, "all_kwargs") else \
-                {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
-        return
-    kernel.fn[grid_of(cfg)](*args, **kwargs, **cfg)
+def _fwd_grid(M: int, sms: int):
+    """The forward grid as a function of the config; `last` keeps the grid of the latest launch, which is the
+    chosen config's (the autotuner launches it last), so the plan can keep a fixed tuple from then on."""
+    def grid(meta):
+        tiles = triton.cdiv(M, meta["ROWS"])
+        grid.last = (tiles if meta["PPS"] == 0 else min(tiles, sms * (1 if INTERPRET else meta["PPS"])), 1, 1)
+        return grid.last
+    grid.last = None
+    return grid
 
 
-def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor):
-    """Launch the forward kernel: y (x's shape), plus what backward keeps (x as rows, weight, mean, rstd)."""
+def _plan(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, stats: bool) -> list:
+    """[M, N, block_n, launch key, grid, x already rows?]: pure Python, once per layout."""
     N = x.shape[-1]
-    x2 = _rows(x, N)
-    weight, bias = weight.contiguous(), bias.contiguous()
-    M = x2.shape[0]
+    M = x.numel() // N if N else 0
     block_n = triton.next_power_of_2(N)
     if block_n > 16384:
         raise ValueError(f"this layer norm keeps a row in registers; N = {N} is over 16384")
-    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
-    mean = torch.empty((M,), dtype=torch.float32, device=x.device)
-    rstd = torch.empty((M,), dtype=torch.float32, device=x.device)
-    if x2.numel():
-        sms = 2 if INTERPRET else _sm_count(x.device)  # interpreter: 2 programs, so the persistent loop loops
+    # A contiguous x is already its (M, N) rows matrix: its pointer and stride N serve as they are.
+    direct = x.is_contiguous() and weight.is_contiguous() and bias.is_contiguous()
+    sms = 2 if INTERPRET else _sm_count(x.device)  # interpreter: 2 programs, so the persistent loop loops
+    return [M, N, block_n, (N, block_n, stats, x.device.index), _fwd_grid(M, sms), direct]
 
-        def grid(meta):
-            tiles = triton.cdiv(M, meta["ROWS"])
-            return (tiles if meta["PPS"] == 0 else min(tiles, sms * (1 if INTERPRET else meta["PPS"])),)
 
-        key = (N, block_n, x.dtype, weight.dtype, bias.dtype, x.device.index)
-        _tuned_launch(layer_norm_fwd_kernel, key, grid, x2, y, weight, bias, mean, rstd, M, N, x2.stride(0),
-                      y.stride(0), EPS, BLOCK_N=block_n)
-    return y.view(x.shape), x2, weight, mean, rstd, block_n
+def _forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, stats: bool):
+    """y (x's shape), and when `stats`, what backward keeps (x as rows, weight, mean, rstd)."""
+    pkey = (x.shape, x.stride(), x.dtype, weight.shape, weight.stride(), weight.dtype, bias.stride(), bias.dtype,
+            x.device, stats)
+    plan = _PLANS.get(pkey)
+    if plan is None:
+        plan = _PLANS[pkey] = _plan(x, weight, bias, stats)
+    M, N, block_n, key, grid, direct = plan
+    if direct:
+        x2, y = x, torch.empty_like(x)
+    else:
+        x2, weight, bias = _rows(x, N), weight.contiguous(), bias.contiguous()
+        y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    if stats:
+        mean_rstd = torch.empty((2, M), dtype=torch.float32, device=x.device)  # one allocation for both
+        mean, rstd = mean_rstd[0], mean_rstd[1]
+    else:
+        mean = rstd = y  # never written
+    if M:
+        _FWD(key, grid, x2, y, weight, bias, mean, rstd, M, N, N if direct else x2.stride(0), N, EPS,
+             BLOCK_N=block_n, STATS=stats)
+        if callable(grid) and grid.last is not None:  # the config is chosen: a fixed grid from the next call on
+            plan[4] = grid.last
+    return y if direct else y.view(x.shape), x2, weight, mean, rstd, block_n
 
 
 class LayerNormFunction(torch.autograd.Function):
@@ -186,7 +286,7 @@ class LayerNormFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-        y, x2, weight, mean, rstd, block_n = _forward(x, weight, bias)
+        y, x2, weight, mean, rstd, block_n = _forward(x, weight, bias, True)
         ctx.save_for_backward(x2, weight, mean, rstd)
         ctx.x_shape, ctx.block_n = x.shape, block_n
         return y
@@ -194,7 +294,9 @@ class LayerNormFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy: torch.Tensor):
         x2, weight, mean, rstd = ctx.saved_tensors
-        M, N = x2.shape
+        N = x2.shape[-1]
+        x2 = x2.view(-1, N)
+        M = x2.shape[0]
         block_n = ctx.block_n
         dy2 = _rows(dy, N)
         dx = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
@@ -202,17 +304,17 @@ class LayerNormFunction(torch.autograd.Function):
         db = torch.empty((N,), dtype=weight.dtype, device=weight.device)
         rows = max(1, min(16, 4096 // block_n))  # several short rows per step (the fp32 tile stays <= 4096)
         n_part = max(1, min(triton.cdiv(M, rows), 2 * _sm_count(x2.device)))
-        dw_part = torch.empty((n_part, N), dtype=torch.float32, device=x2.device)
-        db_part = torch.empty((n_part, N), dtype=torch.float32, device=x2.device)
+        parts = torch.empty((2, n_part, N), dtype=torch.float32, device=x2.device)  # dweight, dbias partials
+        dw_part, db_part = parts[0], parts[1]
+        dev = x2.device.index
         if M == 0:
-            dw_part.zero_()
-            db_part.zero_()
+            parts.zero_()
         else:
-            layer_norm_bwd_kernel[(n_part,)](dx, dy2, x2, weight, mean, rstd, dw_part, db_part, M, N,
-                                             x2.stride(0), dy2.stride(0), dx.stride(0), BLOCK_N=block_n, ROWS=rows)
+            _BWD_LAUNCH((N, block_n, rows, dev), (n_part, 1, 1), dx, dy2, x2, weight, mean, rstd, dw_part, db_part,
+                        M, N, x2.stride(0), dy2.stride(0), dx.stride(0), BLOCK_N=block_n, ROWS=rows)
         BLOCK_C = min(256, triton.next_power_of_2(N))
-        sum_partials_kernel[(triton.cdiv(N, BLOCK_C),)](dw_part, db_part, dw, db, n_part, N, BLOCK_P=16,
-                                                        BLOCK_C=BLOCK_C)
+        _SUM((BLOCK_C, dev), (triton.cdiv(N, BLOCK_C), 1, 1), dw_part, db_part, dw, db, n_part, N, BLOCK_P=16,
+             BLOCK_C=BLOCK_C)
         return dx.view(ctx.x_shape), dw, db
 
 
@@ -220,4 +322,4 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> tor
     """LayerNorm over the last dim (eps = 1e-5), differentiable in x, weight and bias."""
     if torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad or bias.requires_grad):
         return LayerNormFunction.apply(x, weight, bias)
-    return _forward(x, weight, bias)[0]  # inference: no autograd node, no saved tensors (less host time per call)
+    return _forward(x, weight, bias, False)[0]  # inference: no autograd node, no mean/rstd (less host time)

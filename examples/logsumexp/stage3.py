@@ -12,19 +12,81 @@ Math in fp32 and base 2 (x * log2(e), exp2, log2), converted back with ln(2). Pe
 running state: examples/cross_entropy/stage3.py measured the per-lane variant slower on the H200.
 """
 
+import inspect
 import os
 
 import torch
 import triton
 import triton.language as tl
 
+try:
+    from triton import knobs as _knobs  # Triton >= 3.4: where launch hooks live
+except ImportError:  # pragma: no cover - older Triton: no fast path
+    _knobs = None
+
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+class _FastLaunch:
+    """Launch a @triton.jit (or @triton.autotune) kernel straight through its compiled binary once `key` has been
+    compiled, skipping Triton's per-call binder and autotuner dispatch: on the H200 (Triton 3.6) a JITFunction
+    launch costs 17 us of host time, the compiled kernel's own launcher 5 us. The first call per key (and every call
+    under the interpreter, with a launch hook set, or on a Triton whose CompiledKernel lacks this API) goes through
+    the ordinary launch. The key must fix everything the kernel is specialized on besides what is checked here
+    (tensor dtypes, pointer alignment and the integer arguments' value classes are added to it): the constexpr
+    choices, the autotuner's key arguments and the device.
+    Runtime arguments go positionally, in the kernel's parameter order; constexprs as keywords."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        jit = kernel
+        while hasattr(jit, "fn") and hasattr(jit.fn, "arg_names"):
+            jit = jit.fn  # through Autotuner / Heuristics wrappers down to the JITFunction
+        self.names = list(jit.arg_names)
+        self.defaults = {n: p.default for n, p in inspect.signature(jit.fn).parameters.items()
+                         if p.default is not p.empty}
+        self.cache: dict = {}
+        self.ok = not INTERPRET and _knobs is not None
+
+    @staticmethod
+    def _spec(args) -> tuple:
+        # What Triton specializes a launch on, besides dtypes: 16-byte aligned pointers, ints equal to 1 or
+        # divisible by 16. A kernel compiled for one class must not be launched with another.
+        return tuple((a.dtype, (a.data_ptr() & 15) == 0) if isinstance(a, torch.Tensor) else
+                     (a == 1, a % 16 == 0) if isinstance(a, int) else None for a in args)
+
+    def __call__(self, key, grid, *args, **kwargs) -> None:
+        full_key = (key, self._spec(args))
+        hit = self.cache.get(full_key) if self.ok else None
+        if hit is not None and _knobs.runtime.launch_enter_hook is None:
+            run, function, packed, consts, dev = hit
+            full = list(args) + [kwargs[n] if n in kwargs else consts[n] for n in self.names[len(args):]]
+            g = grid(dict(zip(self.names, full))) if callable(grid) else grid
+            run(g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1,
+                torch._C._cuda_getCurrentRawStream(dev), function, packed, None, None, None, *full)
+            return
+        compiled = self.kernel[grid](*args, **kwargs)
+        if not self.ok:
+            return
+        try:
+            if hasattr(compiled, "result"):
+                compiled = compiled.result()
+            best = getattr(self.kernel, "best_config", None)
+            if best is not None and best.pre_hook is not None:
+                self.ok = False  # a config pre-hook (zeroing a buffer, ...) must run on every launch
+                return
+            consts = {**self.defaults, **(best.kwargs if best is not None else {}), **kwargs}
+            dev = next(a.device.index for a in args if isinstance(a, torch.Tensor))
+            self.cache[full_key] = (compiled.run, compiled.function, compiled.packed_metadata, consts, dev)
+        except Exception:  # noqa: BLE001 - an older or newer Triton without this API: the ordinary launch always
+            self.ok = False
+
+
 LOG2E = tl.constexpr(1.4426950408889634)
 LN2 = tl.constexpr(0.6931471805599453)
 MAX_SPLIT = 64
 CONFIGS = [triton.Config({}, num_warps=w) for w in (4, 8, 16)]
 _SM_COUNT: dict[int, int] = {}
-_BEST: dict[tuple, dict] = {}  # autotune key -> the chosen config's launch kwargs
 
 
 def _prune(configs, named_args, **kwargs):
@@ -95,28 +157,14 @@ def _sm_count(device: torch.device) -> int:
     return _SM_COUNT[idx]
 
 
-def _tuned_launch(kernel, key: tuple, grid_of, *args, **kwargs) -> None:
-    """Launch an autotuned kernel. Once it has picked a config for `key`, later calls launch that config directly:
-    the autotuner's per-call dispatch (argument dicts, key, cache lookup) is host time on every call."""
-    cfg = _BEST.get(key)
-    if cfg is None:
-        kernel[grid_of](*args, **kwargs)
-        best = getattr(kernel, "best_config", None)  # set by Triton's Autotuner.run (2.1 and later)
-        if best is not None:
-            _BEST[key] = best.all_kwargs() if hasattr(best, "all_kwargs") else \
-                {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
-        return
-    kernel.fn[grid_of(cfg)](*args, **kwargs, **cfg)
+_ONLINE = _FastLaunch(logsumexp_online_kernel)
+_COMBINE = _FastLaunch(combine_splits_kernel)
+_PLANS: dict[tuple, tuple] = {}  # (shape, strides, dtype, device) -> launch plan, decided once per shape
 
 
-def logsumexp(x: torch.Tensor) -> torch.Tensor:
-    """logsumexp over the last dim of a 2-D tensor of any strides."""
-    if x.dim() != 2:
-        raise ValueError(f"expected a 2-D tensor, got shape {tuple(x.shape)}")
+def _plan(x: torch.Tensor) -> tuple:
+    """Block sizes, split and grid for one input layout (pure Python, cached by the caller)."""
     M, N = x.shape
-    out = torch.empty((M,), dtype=x.dtype, device=x.device)
-    if M == 0:
-        return out
     block_n = min(max(triton.next_power_of_2(N), 16), 4096)
     rows = max(1, min(16, 2048 // block_n))  # short rows: several per tile
     n_tiles = triton.cdiv(M, rows)
@@ -128,14 +176,30 @@ def logsumexp(x: torch.Tensor) -> torch.Tensor:
     if n_tiles < want and n_chunks >= 4:
         split = min(MAX_SPLIT, triton.next_power_of_2(triton.cdiv(want, n_tiles)), triton.next_power_of_2(n_chunks // 2))
     seg_len = triton.cdiv(n_chunks, split) * block_n
+    key = (N, block_n, rows, split, x.device.index)
+    return (M, N, block_n, rows, split, seg_len, (n_tiles, split, 1), (triton.cdiv(M, 16), 1, 1), key,
+            x.stride(0), x.stride(1))
+
+
+def logsumexp(x: torch.Tensor) -> torch.Tensor:
+    """logsumexp over the last dim of a 2-D tensor of any strides."""
+    if x.dim() != 2:
+        raise ValueError(f"expected a 2-D tensor, got shape {tuple(x.shape)}")
+    pkey = (x.shape, x.stride(), x.dtype, x.device)
+    plan = _PLANS.get(pkey)
+    if plan is None:
+        plan = _PLANS[pkey] = _plan(x)
+    M, N, block_n, rows, split, seg_len, grid, grid_combine, key, stride_row, stride_col = plan
+    out = torch.empty((M,), dtype=x.dtype, device=x.device)
+    if M == 0:
+        return out
     if split == 1:
-        part_m = part_s = out  # never touched: the SPLIT == 1 kernel writes the result directly
-    else:
-        part_m = torch.empty((M, split), dtype=torch.float32, device=x.device)
-        part_s = torch.empty((M, split), dtype=torch.float32, device=x.device)
-    _tuned_launch(logsumexp_online_kernel, (N, block_n, rows, split, x.dtype, x.device.index),
-                  lambda meta: (n_tiles, split), x, out, part_m, part_s, M, N, seg_len, x.stride(0), x.stride(1),
-                  BLOCK_N=block_n, ROWS=rows, SPLIT=split)
-    if split > 1:
-        combine_splits_kernel[(triton.cdiv(M, 16),)](part_m, part_s, out, M, SPLIT=split, ROWS=16)
+        # part pointers never touched: the SPLIT == 1 kernel writes the result directly
+        _ONLINE(key, grid, x, out, out, out, M, N, seg_len, stride_row, stride_col,
+                BLOCK_N=block_n, ROWS=rows, SPLIT=split)
+        return out
+    part = torch.empty((2, M, split), dtype=torch.float32, device=x.device)  # (max, sum) pairs, one allocation
+    _ONLINE(key, grid, x, out, part[0], part[1], M, N, seg_len, stride_row, stride_col,
+            BLOCK_N=block_n, ROWS=rows, SPLIT=split)
+    _COMBINE((split, x.device.index), grid_combine, part[0], part[1], out, M, SPLIT=split, ROWS=16)
     return out

@@ -11,21 +11,85 @@
   independently, agree on them. fp32 accumulation for floats, int32 (wrapping) for int32.
 """
 
+import inspect
 import os
 
 import torch
 import triton
 import triton.language as tl
 
+try:
+    from triton import knobs as _knobs  # Triton >= 3.4: where launch hooks live
+except ImportError:  # pragma: no cover - older Triton: no fast path
+    _knobs = None
+
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+class _FastLaunch:
+    """Launch a @triton.jit (or @triton.autotune) kernel straight through its compiled binary once `key` has been
+    compiled, skipping Triton's per-call binder and autotuner dispatch: on the H200 (Triton 3.6) a JITFunction
+    launch costs 17 us of host time, the compiled kernel's own launcher 5 us. The first call per key (and every call
+    under the interpreter, with a launch hook set, or on a Triton whose CompiledKernel lacks this API) goes through
+    the ordinary launch. The key must fix everything the kernel is specialized on besides what is checked here
+    (tensor dtypes, pointer alignment and the integer arguments' value classes are added to it): the constexpr
+    choices, the autotuner's key arguments and the device.
+    Runtime arguments go positionally, in the kernel's parameter order; constexprs as keywords."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        jit = kernel
+        while hasattr(jit, "fn") and hasattr(jit.fn, "arg_names"):
+            jit = jit.fn  # through Autotuner / Heuristics wrappers down to the JITFunction
+        self.names = list(jit.arg_names)
+        self.defaults = {n: p.default for n, p in inspect.signature(jit.fn).parameters.items()
+                         if p.default is not p.empty}
+        self.cache: dict = {}
+        self.ok = not INTERPRET and _knobs is not None
+
+    @staticmethod
+    def _spec(args) -> tuple:
+        # What Triton specializes a launch on, besides dtypes: 16-byte aligned pointers, ints equal to 1 or
+        # divisible by 16. A kernel compiled for one class must not be launched with another.
+        return tuple((a.dtype, (a.data_ptr() & 15) == 0) if isinstance(a, torch.Tensor) else
+                     (a == 1, a % 16 == 0) if isinstance(a, int) else None for a in args)
+
+    def __call__(self, key, grid, *args, **kwargs) -> None:
+        full_key = (key, self._spec(args))
+        hit = self.cache.get(full_key) if self.ok else None
+        if hit is not None and _knobs.runtime.launch_enter_hook is None:
+            run, function, packed, consts, dev = hit
+            full = list(args) + [kwargs[n] if n in kwargs else consts[n] for n in self.names[len(args):]]
+            g = grid(dict(zip(self.names, full))) if callable(grid) else grid
+            run(g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1,
+                torch._C._cuda_getCurrentRawStream(dev), function, packed, None, None, None, *full)
+            return
+        compiled = self.kernel[grid](*args, **kwargs)
+        if not self.ok:
+            return
+        try:
+            if hasattr(compiled, "result"):
+                compiled = compiled.result()
+            best = getattr(self.kernel, "best_config", None)
+            if best is not None and best.pre_hook is not None:
+                self.ok = False  # a config pre-hook (zeroing a buffer, ...) must run on every launch
+                return
+            consts = {**self.defaults, **(best.kwargs if best is not None else {}), **kwargs}
+            dev = next(a.device.index for a in args if isinstance(a, torch.Tensor))
+            self.cache[full_key] = (compiled.run, compiled.function, compiled.packed_metadata, consts, dev)
+        except Exception:  # noqa: BLE001 - an older or newer Triton without this API: the ordinary launch always
+            self.ok = False
+
+
 MAX_SPLIT = 64
+# (8192, 16) added after the H200 run of 2026-12-04: 0.1404 ms at 4096x16384 fp32 (90 % of copy) against 0.1430 for
+# what the autotuner had picked from the others.
 _CONFIGS = [triton.Config({"BLOCK_N": b}, num_warps=w) for b, w in ((512, 4), (1024, 4), (1024, 8), (2048, 8),
-                                                                    (2048, 16), (4096, 16))]
+                                                                    (2048, 16), (4096, 16), (8192, 16))]
 # The interpreter gets one small chunk: rows of ~1000 then take several steps, so the carry is exercised.
 CONFIGS = [triton.Config({"BLOCK_N": 256}, num_warps=4)] if INTERPRET else _CONFIGS
 SEG_ALIGN = max(c.kwargs["BLOCK_N"] for c in CONFIGS)
 _SM_COUNT: dict[int, int] = {}
-_BEST: dict[tuple, dict] = {}  # autotune key -> the chosen config's launch kwargs
 
 
 def _prune(configs, named_args, **kwargs):
@@ -95,28 +159,14 @@ def _sm_count(device: torch.device) -> int:
     return _SM_COUNT[idx]
 
 
-def _tuned_launch(kernel, key: tuple, grid_of, *args, **kwargs) -> None:
-    """Launch an autotuned kernel. Once it has picked a config for `key`, later calls launch that config directly:
-    the autotuner's per-call dispatch (argument dicts, key, cache lookup) is host time on every call."""
-    cfg = _BEST.get(key)
-    if cfg is None:
-        kernel[grid_of](*args, **kwargs)
-        best = getattr(kernel, "best_config", None)  # set by Triton's Autotuner.run (2.1 and later)
-        if best is not None:
-            _BEST[key] = best.all_kwargs() if hasattr(best, "all_kwargs") else \
-                {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
-        return
-    kernel.fn[grid_of(cfg)](*args, **kwargs, **cfg)
+_SUMS = _FastLaunch(segment_sums_kernel)
+_SCAN = _FastLaunch(scan_with_carry_kernel)
+_PLANS: dict[tuple, tuple] = {}  # (shape, strides, dtype, device) -> launch plan, decided once per shape
 
 
-def cumsum(x: torch.Tensor) -> torch.Tensor:
-    """Inclusive cumsum over the last dim of a 2-D tensor of any strides and length."""
-    if x.dim() != 2:
-        raise ValueError(f"expected a 2-D tensor, got shape {tuple(x.shape)}")
+def _plan(x: torch.Tensor) -> tuple:
+    """Tile rows, split and grid for one input layout (pure Python, cached by the caller)."""
     M, N = x.shape
-    out = torch.empty((M, N), dtype=x.dtype, device=x.device)
-    if x.numel() == 0:
-        return out
     acc = tl.float32 if x.is_floating_point() else tl.int32
     width = triton.next_power_of_2(N)
     rows = max(1, min(16, 2048 // width))  # short rows: several per tile
@@ -127,16 +177,28 @@ def cumsum(x: torch.Tensor) -> torch.Tensor:
     if n_tiles < want and n_align >= 2:
         split = min(MAX_SPLIT, triton.next_power_of_2(triton.cdiv(want, n_tiles)), 1 << (n_align.bit_length() - 1))
     seg_len = triton.cdiv(n_align, split) * SEG_ALIGN
-    grid = (n_tiles, split)
     meta = dict(ACC=acc, ROWS=rows, SPLIT=split, ROW_WIDTH=width)
-    key = (N, rows, split, width, x.dtype, x.device.index)
+    key = (N, rows, split, width, str(acc), x.device.index)  # the autotuner's key plus every constexpr
+    part_dtype = torch.float32 if x.is_floating_point() else torch.int32
+    return M, N, split, seg_len, (n_tiles, split, 1), meta, key, part_dtype, x.stride(0), x.stride(1)
+
+
+def cumsum(x: torch.Tensor) -> torch.Tensor:
+    """Inclusive cumsum over the last dim of a 2-D tensor of any strides and length."""
+    if x.dim() != 2:
+        raise ValueError(f"expected a 2-D tensor, got shape {tuple(x.shape)}")
+    pkey = (x.shape, x.stride(), x.dtype, x.device)
+    plan = _PLANS.get(pkey)
+    if plan is None:
+        plan = _PLANS[pkey] = _plan(x)
+    M, N, split, seg_len, grid, meta, key, part_dtype, stride_r, stride_c = plan
+    out = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    if M == 0 or N == 0:
+        return out
     if split > 1:
-        part = torch.empty((M, split), dtype=torch.float32 if x.is_floating_point() else torch.int32,
-                           device=x.device)
-        _tuned_launch(segment_sums_kernel, ("sums", *key), lambda m: grid, x, part, M, N, seg_len, x.stride(0),
-                      x.stride(1), **meta)
+        part = torch.empty((M, split), dtype=part_dtype, device=x.device)
+        _SUMS(("sums", *key), grid, x, part, M, N, seg_len, stride_r, stride_c, **meta)
     else:
         part = out  # never read: SPLIT == 1 starts every row at carry 0
-    _tuned_launch(scan_with_carry_kernel, ("scan", *key), lambda m: grid, x, out, part, M, N, seg_len, x.stride(0),
-                  x.stride(1), out.stride(0), **meta)
+    _SCAN(("scan", *key), grid, x, out, part, M, N, seg_len, stride_r, stride_c, N, **meta)
     return out

@@ -9,24 +9,90 @@
   writes exp(x - m) / d chunk by chunk. Stages 1 and 2 would pad such a row to a power of 2 in registers
   and spill.
 - fp32 math everywhere, bf16/fp16 only at the load and the store; exp2 with log2(e) folded into the input.
+- Host side (issue 20): at 16384 x 4096 bf16 the kernel takes 0.07 ms on an H200, about what a plain Triton
+  launch costs in Python (JITFunction launch 17 us plus the autotuner's dispatch): the kernel goes through
+  `_FastLaunch` (the compiled binary's own launcher once a key has been compiled) and the per-layout decisions
+  (block size, grid) are cached in `_PLANS`.
 """
 
+import inspect
 import os
 
 import torch
 import triton
 import triton.language as tl
 
+try:
+    from triton import knobs as _knobs  # Triton >= 3.4: where launch hooks live
+except ImportError:  # pragma: no cover - older Triton: no fast path
+    _knobs = None
+
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+class _FastLaunch:
+    """Launch a @triton.jit (or @triton.autotune) kernel straight through its compiled binary once `key` has been
+    compiled, skipping Triton's per-call binder and autotuner dispatch: on the H200 (Triton 3.6) a JITFunction
+    launch costs 17 us of host time, the compiled kernel's own launcher 5 us. The first call per key (and every call
+    under the interpreter, with a launch hook set, or on a Triton whose CompiledKernel lacks this API) goes through
+    the ordinary launch. The key must fix everything the kernel is specialized on besides what is checked here
+    (tensor dtypes, pointer alignment and the integer arguments' value classes are added to it): the constexpr
+    choices, the autotuner's key arguments and the device.
+    Runtime arguments go positionally, in the kernel's parameter order; constexprs as keywords."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        jit = kernel
+        while hasattr(jit, "fn") and hasattr(jit.fn, "arg_names"):
+            jit = jit.fn  # through Autotuner / Heuristics wrappers down to the JITFunction
+        self.names = list(jit.arg_names)
+        self.defaults = {n: p.default for n, p in inspect.signature(jit.fn).parameters.items()
+                         if p.default is not p.empty}
+        self.cache: dict = {}
+        self.ok = not INTERPRET and _knobs is not None
+
+    @staticmethod
+    def _spec(args) -> tuple:
+        # What Triton specializes a launch on, besides dtypes: 16-byte aligned pointers, ints equal to 1 or
+        # divisible by 16. A kernel compiled for one class must not be launched with another.
+        return tuple((a.dtype, (a.data_ptr() & 15) == 0) if isinstance(a, torch.Tensor) else
+                     (a == 1, a % 16 == 0) if isinstance(a, int) else None for a in args)
+
+    def __call__(self, key, grid, *args, **kwargs) -> None:
+        full_key = (key, self._spec(args))
+        hit = self.cache.get(full_key) if self.ok else None
+        if hit is not None and _knobs.runtime.launch_enter_hook is None:
+            run, function, packed, consts, dev = hit
+            full = list(args) + [kwargs[n] if n in kwargs else consts[n] for n in self.names[len(args):]]
+            g = grid(dict(zip(self.names, full))) if callable(grid) else grid
+            run(g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1,
+                torch._C._cuda_getCurrentRawStream(dev), function, packed, None, None, None, *full)
+            return
+        compiled = self.kernel[grid](*args, **kwargs)
+        if not self.ok:
+            return
+        try:
+            if hasattr(compiled, "result"):
+                compiled = compiled.result()
+            best = getattr(self.kernel, "best_config", None)
+            if best is not None and best.pre_hook is not None:
+                self.ok = False  # a config pre-hook (zeroing a buffer, ...) must run on every launch
+                return
+            consts = {**self.defaults, **(best.kwargs if best is not None else {}), **kwargs}
+            dev = next(a.device.index for a in args if isinstance(a, torch.Tensor))
+            self.cache[full_key] = (compiled.run, compiled.function, compiled.packed_metadata, consts, dev)
+        except Exception:  # noqa: BLE001 - an older or newer Triton without this API: the ordinary launch always
+            self.ok = False
+
+
 LOG2E = tl.constexpr(1.4426950408889634)
 MAX_SINGLE_BLOCK = 16384  # longest row kept whole in registers
 CHUNK = 4096  # chunk width of the online path
 # PPS: programs per SM for the persistent grid (a full SM holds 64 warps); PPS = 0 is the plain grid of one
 # program per row block, which autotuning keeps where the persistent loop does not pay.
 CONFIGS = [triton.Config({"ROWS": r, "PPS": pps}, num_warps=w)
-           for r in (1, 2, 4, 8, 16) for w in (4, 8, 16) for pps in (64 // w, 0)]
+           for r in (1, 2, 4, 8, 16) for w in (4, 8, 16, 32) for pps in (64 // w, 0)]
 _SM_COUNT: dict[int, int] = {}
-_BEST: dict[tuple, dict] = {}  # autotune key -> the chosen config's launch kwargs
 
 
 def _prune(configs, named_args, **kwargs):
@@ -105,36 +171,43 @@ def _programs(device: torch.device) -> int:
     return _SM_COUNT[idx]
 
 
-def _tuned_launch(kernel, key: tuple, grid_of, *args, **kwargs) -> None:
-    """Launch an autotuned kernel. Once it has picked a config for `key`, later calls launch that config directly:
-    the autotuner's per-call dispatch (argument dicts, key, cache lookup) is host time on every call."""
-    cfg = _BEST.get(key)
-    if cfg is None:
-        kernel[grid_of](*args, **kwargs)
-        best = getattr(kernel, "best_config", None)  # set by Triton's Autotuner.run (2.1 and later)
-        if best is not None:
-            _BEST[key] = best.all_kwargs() if hasattr(best, "all_kwargs") else \
-                {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
-        return
-    kernel.fn[grid_of(cfg)](*args, **kwargs, **cfg)
+_LAUNCH = _FastLaunch(softmax_persistent_kernel)
+_PLANS: dict[tuple, list] = {}  # (shape, strides, dtype, device) -> launch plan, decided once per layout
+
+
+def _grid_of(m: int, sms: int, pps_cap: int | None):
+    """The grid as a function of the config; `last` keeps the grid of the latest launch, which is the chosen
+    config's (the autotuner launches it last), so the plan can keep a fixed tuple from then on."""
+    def grid(meta):
+        blocks = triton.cdiv(m, meta["ROWS"])
+        grid.last = (blocks if meta["PPS"] == 0 else min(blocks, sms * (pps_cap or meta["PPS"])), 1, 1)
+        return grid.last
+    grid.last = None
+    return grid
+
+
+def _plan(x: torch.Tensor) -> list:
+    """[m, n, block_n, single, launch key, grid, contiguous?]: pure Python, once per layout."""
+    m, n = x.shape
+    single = n <= MAX_SINGLE_BLOCK
+    block_n = triton.next_power_of_2(n) if single else CHUNK
+    grid = _grid_of(m, _programs(x.device), 1 if x.device.type != "cuda" else None)
+    return [m, n, block_n, single, (n, block_n, single, x.device.index), grid, x.is_contiguous()]
 
 
 def reference(x: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dim of a 2-D tensor, in fp32, returned in x's dtype."""
     if x.dim() != 2:
         raise ValueError(f"expected a 2-D tensor, got shape {tuple(x.shape)}")
-    m, n = x.shape
-    out = torch.empty((m, n), dtype=x.dtype, device=x.device)
-    if x.numel():
-        single = n <= MAX_SINGLE_BLOCK
-        block_n = triton.next_power_of_2(n) if single else CHUNK
-        sms = _programs(x.device)
-        pps_cap = 1 if x.device.type != "cuda" else None
-
-        def grid(meta):
-            blocks = triton.cdiv(m, meta["ROWS"])
-            return (blocks if meta["PPS"] == 0 else min(blocks, sms * (pps_cap or meta["PPS"])),)
-
-        _tuned_launch(softmax_persistent_kernel, (n, block_n, single, x.dtype, x.device.index), grid, out, x, m, n,
-                      x.stride(0), x.stride(1), out.stride(0), BLOCK_N=block_n, SINGLE=single)
+    pkey = (x.shape, x.stride(), x.dtype, x.device)
+    plan = _PLANS.get(pkey)
+    if plan is None:
+        plan = _PLANS[pkey] = _plan(x)
+    m, n, block_n, single, key, grid, contiguous = plan
+    # empty_like keeps a strided input's layout; the kernel writes rows with unit column stride
+    out = torch.empty_like(x) if contiguous else torch.empty((m, n), dtype=x.dtype, device=x.device)
+    if m and n:
+        _LAUNCH(key, grid, out, x, m, n, x.stride(0), x.stride(1), out.stride(0), BLOCK_N=block_n, SINGLE=single)
+        if callable(grid) and grid.last is not None:  # the config is chosen: a fixed grid from the next call on
+            plan[5] = grid.last
     return out

@@ -7,6 +7,7 @@ the timers and comparison functions the harness relies on.
 
 from __future__ import annotations
 
+import operator
 import sys
 import threading
 import time
@@ -180,9 +181,51 @@ class PatchWatch:
                         for n, m in modules]
         self.classes = [(n, c, {k: v for k, v in _class_entries(c).items() if _is_function_like(k, v, False)})
                         for n, c in classes]
+        self._fast: list[tuple[Any, tuple[str, ...], tuple[Any, ...], frozenset[str] | None]] = []
+        # The builtins the fast check runs on, held from before any candidate ran: a candidate that patches
+        # builtins.all must not be able to make the check itself say "unchanged".
+        self._all, self._map, self._is = all, map, operator.is_
+        self._snap_raw()
+
+    def _snap_raw(self) -> None:
+        """The raw namespaces behind the snapshot, for `_unchanged`: each watched module's dict (watched keys and
+        their values) and each watched class's own dict and those of its bases (every key, the function-like
+        values). Taken when the snapshot and the live objects agree (at start, and after each restore)."""
+        fast = []
+        for _, mod, snap in self.modules:
+            keys = tuple(snap)
+            fast.append((vars(mod), keys, tuple(snap[k] for k in keys), None))
+        seen: set[int] = set()
+        for _, cls, _ in self.classes:
+            for klass in cls.__mro__:
+                if id(klass) in seen:
+                    continue
+                seen.add(id(klass))
+                d = vars(klass)
+                keys = tuple(k for k, v in d.items() if _is_function_like(k, v, False))
+                fast.append((d, keys, tuple(d[k] for k in keys), frozenset(d)))
+        self._fast = fast
+
+    def _unchanged(self) -> bool:
+        """True when no watched namespace changed since `_snap_raw`: the same object under every watched key and,
+        for classes, the same set of keys (a new key in a subclass could shadow a base's function). Identity
+        tests at C speed; the full check (merging every class's MRO) cost 0.18 ms per candidate call."""
+        for d, keys, values, all_keys in self._fast:
+            if all_keys is not None and d.keys() != all_keys:
+                return False
+            if not self._all(self._map(self._is, self._map(d.get, keys), values)):
+                return False
+        return True
 
     def check_and_restore(self) -> list[str]:
         """Names patched since the snapshot (restored to the originals)."""
+        if self._unchanged():
+            return []
+        changed = self._check_and_restore()
+        self._snap_raw()  # the live objects match the snapshot again (restored, or torch's own re-wraps taken)
+        return changed
+
+    def _check_and_restore(self) -> list[str]:
         changed = []
         for prefix, mod, snap in self.modules:
             now = vars(mod)

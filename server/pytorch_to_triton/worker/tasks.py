@@ -9,6 +9,7 @@ import inspect
 import linecache
 import math
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,12 +139,24 @@ def _module_dir(file: str) -> str:
     return str(Path(file).resolve().parent)
 
 
+# module name -> (weak reference to the module seen under it, its folder or None): the scan below then looks at
+# each of the 1200-4000 loaded modules' __file__ once, not on every load (0.8 ms per load on the dev CPU).
+_DIR_OF: dict[str, tuple[weakref.ref, str | None]] = {}
+
+
 def _forget_user_modules(directory: Path) -> None:
     # A user's helper module (e.g. `import common`) must be re-read after edits, not served stale.
     where = str(directory)
     for name, mod in list(sys.modules.items()):
-        f = getattr(mod, "__file__", None)
-        if f and not name.startswith("pytorch_to_triton") and _module_dir(f) == where:
+        seen = _DIR_OF.get(name)
+        if seen is None or seen[0]() is not mod:
+            f = getattr(mod, "__file__", None)
+            folder = _module_dir(f) if isinstance(f, str) and not name.startswith("pytorch_to_triton") else None
+            try:
+                _DIR_OF[name] = seen = (weakref.ref(mod), folder)
+            except TypeError:  # not weak-referenceable (a stand-in object in sys.modules): no memo
+                seen = (lambda: None, folder)  # type: ignore[assignment]
+        if seen[1] == where:
             del sys.modules[name]
 
 

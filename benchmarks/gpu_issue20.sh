@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Issue 20 on the H200: PART=explore runs the helpers' exploration scripts (EXPLORE="norms glu_rope ..."),
+# PART=final1 attention, latency.py and stage-3 validation on the GPU; PART=final2 the acceptance table (vs_liger.py).
+# Everything lands under $OUT; many small files are packed into one tarball (the device returns 8 files at most).
+set -u
+source "$(dirname "$0")/gpu_common.sh"
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/.site:$PWD/server:$PWD
+mkdir -p "$OUT/x"
+run() {  # name, limit_s, command...
+  local name=$1 lim=$2; shift 2
+  OUT="$OUT/x" timeout "$lim" "$@" > "$OUT/x/$name.log" 2>&1; echo "$name rc=$?"; stamp "$name"
+  grep -v -i "warn" "$OUT/x/$name.log" | tail -n "${TAIL:-40}" | cut -c1-400
+}
+case "${PART:-explore}" in
+  explore)
+    for e in ${EXPLORE:-attention flce norms glu_rope reductions}; do
+      run "explore_$e" "${LIMIT:-200}" python3 "benchmarks/explore_$e.py"
+    done ;;
+  final1)  # attention (its own script times SDPA beside stage 3), the tools' latency, stage 3 validated on the GPU
+    run explore_attention "${ATT_S:-200}" python3 benchmarks/explore_attention.py
+    run latency "${LAT_S:-130}" python3 benchmarks/latency.py --calls 10
+    run validate_stage3 "${VAL_S:-240}" python3 benchmarks/run_examples.py --no-bench --stages stage3.py --trials 1 \
+        --only "${ONLY:-cross_entropy,rmsnorm,layernorm,softmax,swiglu,geglu,rope,logsumexp,prefix_scan,fused_linear_cross_entropy,flash_attention}" \
+        --out "$OUT/x/validate_stage3.json" ;;
+  final2)  # the acceptance table: gallery stage 3 vs Liger-Kernel, eager and torch.compile
+    run vs_liger "${VS_S:-540}" python3 benchmarks/vs_liger.py --budget-s "${VS_BUDGET:-420}"
+    python3 benchmarks/host_overhead.py > "$OUT/x/host_overhead.log" 2>&1; tail -16 "$OUT/x/host_overhead.log" ;;
+esac
+tar czf "$OUT/issue20_${PART:-explore}.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"
