@@ -24,6 +24,7 @@ case "${PART:-explore}" in
         --out "$OUT/x/validate_stage3.json" ;;
   final2)  # the acceptance table: gallery stage 3 vs Liger-Kernel, eager and torch.compile
     run vs_liger "${VS_S:-540}" python3 benchmarks/vs_liger.py --budget-s "${VS_BUDGET:-420}"
-    python3 benchmarks/host_overhead.py > "$OUT/x/host_overhead.log" 2>&1; tail -16 "$OUT/x/host_overhead.log" ;;
+    run fastlaunch_test 60 python3 -m pytest -q -p no:cacheprovider tests/test_fastlaunch.py
+    run host_overhead 60 python3 benchmarks/host_overhead.py ;;
 esac
 tar czf "$OUT/issue20_${PART:-explore}.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"
