@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,15 +51,27 @@ def _load(op: str):
     return mod
 
 
-def test_interpreter_takes_the_ordinary_launch(monkeypatch):
-    import torch
-
-    monkeypatch.setenv("TRITON_INTERPRET", "1")  # read when the module is loaded (and by @triton.jit then)
-    mod = _load("softmax")
-    launcher = mod._FastLaunch(mod.softmax_persistent_kernel)
-    assert launcher.ok is False
-    x = torch.randn(5, 33)
-    torch.testing.assert_close(mod.reference(x), torch.softmax(x, -1), atol=1e-5, rtol=1e-5)
+def test_interpreter_takes_the_ordinary_launch():
+    # A process of its own: TRITON_INTERPRET is read when triton.jit decorates, so it cannot be flipped in this one.
+    code = (
+        "import importlib.util, torch, triton, triton.language as tl\n"
+        f"spec = importlib.util.spec_from_file_location('sw3', r'{EXAMPLES / 'swiglu' / 'stage3.py'}')\n"
+        "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)\n"
+        "@triton.jit\n"
+        "def twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+        "    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)\n"
+        "fl = mod._FastLaunch(twice)\n"
+        "assert fl.ok is False\n"
+        "x = torch.randn(37); y = torch.empty_like(x)\n"
+        "for _ in range(2):\n"
+        "    fl('k', (3,), x, y, 37, BLOCK=16)\n"
+        "torch.testing.assert_close(y, 2 * x)\n"
+        "assert not fl.cache\n"
+        "print('ok')\n")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 def test_spec_separates_argument_classes():
