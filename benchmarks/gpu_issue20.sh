@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 20 on the H200: PART=explore runs the helpers' exploration scripts (EXPLORE="norms glu_rope ..."),
-# PART=final1 attention, latency.py and stage-3 validation on the GPU; PART=final2 the acceptance table (vs_liger.py).
+# PART=host explore_host.py + a vs_liger subset, PART=final1 attention, latency.py and stage-3 validation on the GPU; PART=final2 the acceptance table (vs_liger.py).
 # Everything lands under $OUT; many small files are packed into one tarball (the device returns 8 files at most).
 set -u
 source "$(dirname "$0")/gpu_common.sh"
@@ -26,5 +26,9 @@ case "${PART:-explore}" in
     run vs_liger "${VS_S:-540}" python3 benchmarks/vs_liger.py --budget-s "${VS_BUDGET:-420}"
     run fastlaunch_test 60 python3 -m pytest -q -p no:cacheprovider tests/test_fastlaunch.py
     run host_overhead 60 python3 benchmarks/host_overhead.py ;;
+  host)  # explore_host.py (host time idle vs busy, inductor code, rmsnorm variants, layernorm split), then vs_liger
+    run fastlaunch_test 90 python3 -m pytest -q -p no:cacheprovider tests/test_fastlaunch.py
+    run explore_host "${HOST_S:-240}" python3 benchmarks/explore_host.py
+    run vs_liger "${VS_S:-300}" python3 benchmarks/vs_liger.py --budget-s "${VS_BUDGET:-200}" --only "${VS_ONLY:-rope,rmsnorm}" ;;
 esac
 tar czf "$OUT/issue20_${PART:-explore}.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"

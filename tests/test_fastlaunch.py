@@ -107,4 +107,44 @@ def test_cached_launch_matches_the_ordinary_one_across_classes():
         y = torch.full_like(x, float("nan"))
         fl("scale", (triton.cdiv(n, 256),), x, y, n, 2.5, BLOCK=256)
         torch.testing.assert_close(y, x * 2.5)
-    assert fl.ok and len(fl.cache) >= 3, "the cached path never engaged"
+    assert fl.ok and len(fl.cache) >= 3, "the cached path never compiled a key"
+    assert fl.hits >= 3, "the cached path never launched (Triton 3.6's empty HookChain once disabled it)"
+    # A registered launch hook (a profiler's) sees every launch: the cached path steps aside.
+    seen = []
+    with _launch_hook(lambda *a, **k: seen.append(1)):
+        fl("scale", (16,), base[:4096], torch.empty(4096, device="cuda"), 4096, 2.5, BLOCK=256)
+    assert seen, "a launch hook missed a launch"
+
+
+def _launch_hook(hook):
+    import contextlib
+
+    import triton
+
+    rt = triton.knobs.runtime
+
+    @contextlib.contextmanager
+    def ctx():
+        chain = rt.launch_enter_hook
+        if hasattr(chain, "add"):  # Triton >= 3.5: a HookChain
+            chain.add(hook)
+            try:
+                yield
+            finally:
+                chain.remove(hook)
+        else:
+            rt.launch_enter_hook = hook
+            try:
+                yield
+            finally:
+                rt.launch_enter_hook = chain
+    return ctx()
+
+
+def test_hooked_reads_an_empty_hook_chain_as_no_hook():
+    pytest.importorskip("triton.knobs")
+    mod = _load("swiglu")
+    assert mod._FastLaunch._hooked() is False, "no hook registered, yet the cached path would step aside"
+    with _launch_hook(lambda *a, **k: None):
+        assert mod._FastLaunch._hooked() is True
+    assert mod._FastLaunch._hooked() is False

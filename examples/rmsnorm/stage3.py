@@ -1,8 +1,10 @@
 """Stage 3: persistent multi-row forward and a deterministic, atomic-free fused backward (autograd.Function).
 
 Forward: [ROWS, BLOCK_N] row tiles (ROWS, num_warps and the grid autotuned: one program per tile, or a persistent
-grid of PPS programs per SM walking the tiles with the weight loaded once per program); 1/rms of every row (4 bytes)
-is kept for backward only when a gradient is needed (STATS).
+grid of PPS programs per SM walking the tiles with the weight loaded once per program), or, for rows of 4096+
+columns, one row per program in two passes (RBLOCK > 0: sum of squares, then the normalized row, x read back from
+L2, the way torch.compile does it); 1/rms of every row (4 bytes) is kept for backward only when a gradient is
+needed (STATS).
 
 Backward, with xhat = x * rstd and g = weight * dy:
     dx = rstd * (g - xhat * mean(g * xhat)),   dweight = sum over rows of dy * xhat.
@@ -51,7 +53,16 @@ class _FastLaunch:
         self.defaults = {n: p.default for n, p in inspect.signature(jit.fn).parameters.items()
                          if p.default is not p.empty}
         self.cache: dict = {}
+        self.hits = 0  # launches that took the cached path (tests check it engages)
         self.ok = not INTERPRET and _knobs is not None
+
+    @staticmethod
+    def _hooked() -> bool:
+        # Launch hooks (a profiler's) must see every launch. Triton >= 3.5 keeps them in a HookChain that is empty,
+        # not None, when nothing is registered (an `is None` test alone never took this path on Triton 3.6);
+        # older Triton has None or a callable.
+        rt = _knobs.runtime
+        return any(h is not None and getattr(h, "calls", True) for h in (rt.launch_enter_hook, rt.launch_exit_hook))
 
     @staticmethod
     def _spec(args) -> tuple:
@@ -63,9 +74,10 @@ class _FastLaunch:
     def __call__(self, key, grid, *args, **kwargs) -> None:
         full_key = (key, self._spec(args))
         hit = self.cache.get(full_key) if self.ok else None
-        if hit is not None and _knobs.runtime.launch_enter_hook is None:
-            run, function, packed, consts, dev = hit
-            full = list(args) + [kwargs[n] if n in kwargs else consts[n] for n in self.names[len(args):]]
+        if hit is not None and not self._hooked():
+            self.hits += 1
+            run, function, packed, tail, dev = hit
+            full = args + tail  # the constexprs, fixed by `key`, resolved once at compile time
             g = grid(dict(zip(self.names, full))) if callable(grid) else grid
             run(g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1,
                 torch._C._cuda_getCurrentRawStream(dev), function, packed, None, None, None, *full)
@@ -82,7 +94,8 @@ class _FastLaunch:
                 return
             consts = {**self.defaults, **(best.kwargs if best is not None else {}), **kwargs}
             dev = next(a.device.index for a in args if isinstance(a, torch.Tensor))
-            self.cache[full_key] = (compiled.run, compiled.function, compiled.packed_metadata, consts, dev)
+            tail = tuple(consts[n] for n in self.names[len(args):])
+            self.cache[full_key] = (compiled.run, compiled.function, compiled.packed_metadata, tail, dev)
         except Exception:  # noqa: BLE001 - an older or newer Triton without this API: the ordinary launch always
             self.ok = False
 
@@ -90,8 +103,14 @@ class _FastLaunch:
 EPS = 1e-6
 # PPS: programs per SM for the persistent forward grid; PPS = 0 is the plain grid of one program per row tile.
 # num_warps 32 (1024 threads) keeps a 16384-wide row at 16 fp32 values per thread.
-FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": pps}, num_warps=w)
+FWD_CONFIGS = [triton.Config({"ROWS": r, "PPS": pps, "RBLOCK": 0}, num_warps=w)
                for r in (1, 2, 4, 8, 16) for w in (4, 8, 16, 32) for pps in (0, 64 // w)]
+# RBLOCK > 0: one row per program in two passes of RBLOCK columns (torch.compile's shape): the first pass sums
+# squares and keeps x in L2 (evict_last), the second reads it back from there (evict_first). Few registers per
+# thread, so more programs per SM; at 8192 x 8192 bf16 on the H200 it measured 0.0681 ms (92.9 % of copy) against
+# 0.0711 ms for the best one-pass config (explore_host.py, 2026-12-04).
+FWD_CONFIGS += [triton.Config({"ROWS": 1, "PPS": 0, "RBLOCK": rb}, num_warps=w) for rb in (2048, 4096)
+                for w in (8, 16)]
 _BWD = [triton.Config({}, num_warps=w) for w in (4, 8, 16)]
 BWD_CONFIGS = _BWD[:1] if INTERPRET else _BWD
 _SM_COUNT: dict[int, int] = {}
@@ -99,6 +118,11 @@ _SM_COUNT: dict[int, int] = {}
 
 def _prune_fwd(configs, named_args, **kwargs):
     block_n = kwargs["BLOCK_N"]
+    if INTERPRET and block_n >= 1024:  # no timing on the CPU: long rows take the two-pass path, so it is validated
+        return [triton.Config({"ROWS": 1, "PPS": 0, "RBLOCK": block_n // 2}, num_warps=4)]
+    # Two passes only for rows of 2+ steps of RBLOCK (4096 <= N <= 16384 on the GPU).
+    loops = [c for c in configs if 0 < c.kwargs["RBLOCK"] and 2 * c.kwargs["RBLOCK"] <= block_n <= 16384]
+    configs = [c for c in configs if c.kwargs["RBLOCK"] == 0]
     # 8 to 64 fp32 values per thread: fewer leaves loads too small to vectorize, more spills or starves occupancy.
     ok = [c for c in configs if c.kwargs["ROWS"] * block_n <= 16384 and
           8 <= c.kwargs["ROWS"] * block_n // (32 * c.num_warps) <= 64]
@@ -107,7 +131,7 @@ def _prune_fwd(configs, named_args, **kwargs):
         ok = [c for c in configs if c.kwargs["ROWS"] == rows and c.num_warps == warps]
     if INTERPRET:  # no timing on the CPU: the persistent tile with the most rows, so the loops really loop
         return [max(ok, key=lambda c: (c.kwargs["PPS"] > 0, c.kwargs["ROWS"], -c.num_warps, c.kwargs["PPS"]))]
-    return ok
+    return ok + loops
 
 
 @triton.jit
@@ -127,17 +151,40 @@ def _fwd_tile(x_ptr, w_ptr, y_ptr, rstd_ptr, w, tile, M, N, stride_x, stride_y, 
         tl.store(rstd_ptr + rows, rstd, mask=row_ok)
 
 
+@triton.jit
+def _fwd_row_two_pass(x_row, w_ptr, y_row, rstd_at, N, eps, RBLOCK: tl.constexpr, STATS: tl.constexpr):
+    offs = tl.arange(0, RBLOCK)
+    acc = tl.zeros((RBLOCK,), dtype=tl.float32)
+    for c0 in tl.range(0, N, RBLOCK):
+        cols = c0 + offs
+        x = tl.load(x_row + cols, mask=cols < N, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        acc += x * x
+    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+    for c0 in tl.range(0, N, RBLOCK):
+        cols = c0 + offs
+        m = cols < N
+        w = tl.load(w_ptr + cols, mask=m, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        x = tl.load(x_row + cols, mask=m, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        tl.store(y_row + cols, (x * rstd * w).to(y_row.dtype.element_ty), mask=m)
+    if STATS:
+        tl.store(rstd_at, rstd)
+
+
 @triton.autotune(configs=FWD_CONFIGS, key=["N", "BLOCK_N"], prune_configs_by={"early_config_prune": _prune_fwd})
 @triton.jit
 def rms_norm_fwd_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, M, N, stride_x, stride_y, eps, BLOCK_N: tl.constexpr,
-                        STATS: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, LATE_W: tl.constexpr = False):
+                        STATS: tl.constexpr, ROWS: tl.constexpr, PPS: tl.constexpr, RBLOCK: tl.constexpr,
+                        LATE_W: tl.constexpr = False):
     pid = tl.program_id(0).to(tl.int64)
     nprog = tl.num_programs(0).to(tl.int64)
     cols = tl.arange(0, BLOCK_N)
     w = cols.to(tl.float32)  # placeholder, replaced in the tile when LATE_W
-    if not LATE_W:
+    if not LATE_W and RBLOCK == 0:
         w = tl.load(w_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
-    if PPS == 0:  # plain grid: one row tile per program
+    if RBLOCK > 0:  # row pid in two passes of RBLOCK columns
+        _fwd_row_two_pass(x_ptr + pid * stride_x, w_ptr, y_ptr + pid * stride_y, rstd_ptr + pid, N, eps, RBLOCK,
+                          STATS)
+    elif PPS == 0:  # plain grid: one row tile per program
         _fwd_tile(x_ptr, w_ptr, y_ptr, rstd_ptr, w, pid, M, N, stride_x, stride_y, eps, BLOCK_N, ROWS, STATS, LATE_W)
     else:
         for i in tl.range(0, tl.cdiv(tl.cdiv(M, ROWS) - pid, nprog)):  # row tiles pid, pid + nprog, ...
