@@ -238,3 +238,20 @@ def test_gpu_memory_back_to_baseline_or_worker_replaced(mem_service) -> None:
     assert leak.candidates[0].worker_memory.get("replaced") is True
     again = mem_service.validate(reference="add_reference.py", candidates=["add_stage1.py"], trials=1)
     assert again.ok and again.candidates[0].worker_memory["after"] <= 64 << 20
+
+
+@pytest.mark.gpu
+def test_cuda_bytes_matches_the_public_counters() -> None:
+    # memory.cuda_bytes reads torch's nested allocator statistics once; it must agree with the public calls.
+    import torch
+
+    from pytorch_to_triton.worker import memory
+
+    t = torch.empty(3 << 20, dtype=torch.uint8, device="cuda")
+    torch.cuda.reset_peak_memory_stats()
+    u = torch.empty(5 << 20, dtype=torch.uint8, device="cuda")
+    del u
+    got = memory.cuda_bytes()
+    assert got == (torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated(), torch.cuda.memory_reserved())
+    assert got[1] - got[0] >= 5 << 20, "the peak must include the freed 5 MiB tensor"
+    del t

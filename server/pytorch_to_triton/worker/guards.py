@@ -20,6 +20,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .poison import POISON, fill_poison
+from .refwatch import RefWatch
 from .runtime import RECORDER
 
 # Ops that do real math; seeing one of these on the whole input is PyTorch doing the candidate's work.
@@ -259,9 +260,8 @@ class guarded_call:
         self.evidence = CallEvidence()
         self._recorder = OpRecorder()
 
-    def _profile(self, frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code.co_filename == self.ref_file:
-            self.evidence.reference_called = True
+    def _reference_hit(self) -> None:
+        self.evidence.reference_called = True
 
     def __enter__(self) -> CallEvidence:
         RECORDER.reset()
@@ -287,14 +287,16 @@ class guarded_call:
             return self._orig_stream_init(cls, *a, **k)
 
         torch.cuda.Stream.__new__ = stream_new  # type: ignore[method-assign]
-        if self.ref_file:
-            sys.setprofile(self._profile)
+        self._refwatch = RefWatch(self.ref_file, self._reference_hit) if self.ref_file else None
+        if self._refwatch is not None:
+            self._refwatch.__enter__()
         self._recorder.__enter__()
         return ev
 
     def __exit__(self, *exc: Any) -> None:
         self._recorder.__exit__(*exc)
-        sys.setprofile(None)
+        if self._refwatch is not None:
+            self._refwatch.__exit__(*exc)
         threading.Thread.start = self._orig_start  # type: ignore[method-assign]
         torch.cuda.Stream.__new__ = self._orig_stream_init  # type: ignore[method-assign]
         ev = self.evidence

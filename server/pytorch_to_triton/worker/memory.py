@@ -112,8 +112,8 @@ def estimate(make_inputs: Any, reference: Any, device: str) -> Estimate | None:
 def free_bytes(device: str) -> tuple[int, str]:
     """(bytes free for this case, where) on the device: CUDA memory incl. torch's cache, or host memory."""
     if device == "cuda":
-        free = torch.cuda.mem_get_info()[0] + torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
-        return free, "GPU memory"
+        allocated, _, reserved = cuda_bytes()
+        return torch.cuda.mem_get_info()[0] + reserved - allocated, "GPU memory"
     free, where = _mem_available(), "host memory"
     limit = int(os.environ.get("P2T_WORKER_MEMORY_BYTES") or 0)  # set by the server (worker_client.Limits)
     if limit and limit - _rss_self() < free:
@@ -144,9 +144,21 @@ def release(device: str) -> None:
         torch.cuda.empty_cache()
 
 
+def cuda_bytes() -> tuple[int, int, int]:
+    """(allocated now, allocated peak, reserved now) of torch's caching allocator on the current device, from one
+    read of its nested statistics: torch.cuda.memory_allocated() and friends each flatten the whole statistics
+    dict in Python, and a validation read them four times per case."""
+    try:
+        st = torch._C._cuda_memoryStats(torch.cuda.current_device())
+        return (int(st["allocated_bytes"]["all"]["current"]), int(st["allocated_bytes"]["all"]["peak"]),
+                int(st["reserved_bytes"]["all"]["current"]))
+    except (AttributeError, KeyError, TypeError):  # another torch's layout: the public (slower) calls
+        return torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated(), torch.cuda.memory_reserved()
+
+
 def allocated(device: str) -> int | None:
     """Bytes torch has allocated on the device now (None on CPU: the host has no such counter)."""
-    return torch.cuda.memory_allocated() if device == "cuda" else None
+    return cuda_bytes()[0] if device == "cuda" else None
 
 
 class CaseProbe:
@@ -158,7 +170,7 @@ class CaseProbe:
         if device == "cuda":
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
-            self.start = torch.cuda.memory_allocated()
+            self.start = cuda_bytes()[0]
         else:
             self.start = _rss_self()
             self.hwm_ok = _reset_hwm()
@@ -167,7 +179,7 @@ class CaseProbe:
         """{'peak_mem_bytes': ..., 'peak_mem_source': ...} for the case record."""
         if self.device == "cuda":
             torch.cuda.synchronize()
-            peak = torch.cuda.max_memory_allocated() - self.start + self.extra
+            peak = cuda_bytes()[1] - self.start + self.extra
             return {"peak_mem_bytes": int(peak), "peak_mem_source": "cuda max_memory_allocated"}
         hwm = _hwm() if self.hwm_ok else None
         if hwm is None:
