@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 20 on the H200: PART=explore runs the helpers' exploration scripts (EXPLORE="norms glu_rope ..."),
-# PART=host explore_host.py + a vs_liger subset, PART=final1 attention, latency.py and stage-3 validation on the GPU; PART=final2 the acceptance table (vs_liger.py).
+# PART=check gpu_fastpath_check.py + GPU tests + latency, PART=host explore_host.py + a vs_liger subset, PART=final1 attention, latency.py and stage-3 validation on the GPU; PART=final2 the acceptance table (vs_liger.py).
 # Everything lands under $OUT; many small files are packed into one tarball (the device returns 8 files at most).
 set -u
 source "$(dirname "$0")/gpu_common.sh"
@@ -16,6 +16,12 @@ case "${PART:-explore}" in
     for e in ${EXPLORE:-attention flce norms glu_rope reductions}; do
       run "explore_$e" "${LIMIT:-200}" python3 "benchmarks/explore_$e.py"
     done ;;
+  check)  # the cached launch path on the GPU (every memory-bound stage 3), the GPU tests of this session, latency
+    run fastpath_check 200 python3 benchmarks/gpu_fastpath_check.py
+    run gpu_tests 120 python3 -m pytest -q -p no:cacheprovider tests/test_fastlaunch.py tests/test_refwatch.py \
+        tests/test_memory.py -k "fastlaunch or cached or hooked or watch or cuda_bytes"
+    run latency "${LAT_S:-150}" python3 benchmarks/latency.py --calls 10
+    run host_overhead 60 python3 benchmarks/host_overhead.py ;;
   final1)  # attention (its own script times SDPA beside stage 3), the tools' latency, stage 3 validated on the GPU
     run explore_attention "${ATT_S:-200}" python3 benchmarks/explore_attention.py
     run latency "${LAT_S:-130}" python3 benchmarks/latency.py --calls 10

@@ -1,10 +1,12 @@
 """Did the candidate execute code from the reference file? (the `calls_reference` guard)
 
-Python >= 3.12: `sys.monitoring` PY_START/PY_RESUME events while a candidate runs, in every thread. The callback
-answers DISABLE for code from any other file, so each such function costs one callback in the process's life
-instead of one per call: `sys.setprofile` ran a Python callback on every call and C call of Triton's launch path,
-about a third of a warm validation's candidate time on the H200 (2026-12-04). Older Pythons: `sys.setprofile` on the
-calling thread, as before. No torch import here, so the monitoring path is testable on any Python >= 3.12.
+Python >= 3.12: `sys.monitoring` PY_START/PY_RESUME events, in every thread, switched on once and left on. The
+callback answers DISABLE for code from any file but the reference, so each such function costs one callback in the
+process's life; the reference's own functions keep firing and count while a watch is open. `sys.setprofile` ran a
+Python callback on every call and C call of Triton's launch path. (A first version switched the events on and
+off around each candidate call, which makes CPython re-instrument every function run after each switch; with it the
+worker's warm validation of a vector add measured 176 ms against 130 ms before, H200, 2026-12-04.) Older Pythons:
+`sys.setprofile` on the calling thread, as before. No torch import here, so the monitoring path is testable on any Python >= 3.12.
 """
 
 from __future__ import annotations
@@ -19,9 +21,8 @@ _TOOL_NAME = "pytorch-to-triton calls_reference guard"
 
 class _State:
     tool: int | None = None  # the sys.monitoring tool id held, -1 when none could be had
-    ref_file: str | None = None  # the file of the watch in progress
-    hit: Callable[[], None] | None = None
-    last_ref: str | None = None  # the file DISABLE decisions were made against
+    ref_file: str | None = None  # the reference file: its code keeps firing, every other file's is disabled
+    hit: Callable[[], None] | None = None  # set while a watch is open
 
 
 def _claim() -> int | None:
@@ -41,15 +42,12 @@ def _claim() -> int | None:
 
 
 def _on_start(code: Any, offset: int) -> Any:
-    ref = _State.ref_file
-    if ref is None:  # events are off between watches; a stray one changes nothing and stays enabled
-        return None
-    if code.co_filename == ref:
-        hit = _State.hit
-        if hit is not None:
-            hit()
-        return None  # keep watching this function
-    return _MON.DISABLE  # any other file never matters to this watch: no more events from this spot
+    if code.co_filename != _State.ref_file:
+        return _MON.DISABLE  # not the reference: no more events from this spot (until the reference changes)
+    hit = _State.hit
+    if hit is not None:
+        hit()
+    return None  # the reference: keep watching it (outside a watch, the harness's own calls just pass)
 
 
 class RefWatch:
@@ -69,20 +67,19 @@ class RefWatch:
         if self._tool is None:
             sys.setprofile(self._profile)
             return self
-        if _State.last_ref != self.ref_file:
-            # Spots disabled while another file was the reference may be this one's: watch everything again.
+        if _State.ref_file != self.ref_file:
+            # Spots disabled while another file was the reference may be this one's: every spot fires once more.
+            _State.ref_file = self.ref_file
             _MON.restart_events()
-            _State.last_ref = self.ref_file
-        _State.ref_file, _State.hit = self.ref_file, self.on_hit
-        _MON.set_events(self._tool, _MON.events.PY_START | _MON.events.PY_RESUME)
+            _MON.set_events(self._tool, _MON.events.PY_START | _MON.events.PY_RESUME)
+        _State.hit = self.on_hit
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self._tool is None:
             sys.setprofile(None)
             return
-        _MON.set_events(self._tool, 0)
-        _State.ref_file, _State.hit = None, None
+        _State.hit = None
         sys.setprofile(None)  # as on the setprofile path: a profile function the candidate set does not outlive it
 
 
