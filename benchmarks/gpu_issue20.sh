@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 20 on the H200: PART=explore runs the helpers' exploration scripts (EXPLORE="norms glu_rope ..."),
-# PART=check gpu_fastpath_check.py + GPU tests + latency, PART=host explore_host.py + a vs_liger subset, PART=final1 attention, latency.py and stage-3 validation on the GPU; PART=final2 the acceptance table (vs_liger.py).
+# PART=final3 vs_liger + latency + host_overhead in one call, PART=check gpu_fastpath_check.py + GPU tests + latency, PART=host explore_host.py + a vs_liger subset, PART=final1 attention, latency.py and stage-3 validation on the GPU; PART=final2 the acceptance table (vs_liger.py).
 # Everything lands under $OUT; many small files are packed into one tarball (the device returns 8 files at most).
 set -u
 source "$(dirname "$0")/gpu_common.sh"
@@ -22,6 +22,10 @@ case "${PART:-explore}" in
         tests/test_memory.py -k "fastlaunch or cached or hooked or watch or cuda_bytes"
     run latency "${LAT_S:-150}" python3 benchmarks/latency.py --calls 10
     run host_overhead 60 python3 benchmarks/host_overhead.py ;;
+  final3)  # one call: the acceptance table, the tools' latency, host overhead
+    run vs_liger "${VS_S:-390}" python3 benchmarks/vs_liger.py --budget-s "${VS_BUDGET:-320}"
+    run latency "${LAT_S:-120}" python3 benchmarks/latency.py --calls 10
+    run host_overhead 50 python3 benchmarks/host_overhead.py ;;
   final1)  # attention (its own script times SDPA beside stage 3), the tools' latency, stage 3 validated on the GPU
     run explore_attention "${ATT_S:-200}" python3 benchmarks/explore_attention.py
     run latency "${LAT_S:-130}" python3 benchmarks/latency.py --calls 10
