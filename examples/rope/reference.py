@@ -15,7 +15,7 @@ SHAPES = {
     "odd": (3, 3, 3, 5, 40),  # H_kv = H; S, H and D/2 = 20 not powers of 2; cos/sin (1, S, D) broadcast
     "edge_empty": (2, 4, 2, 0, 32),
     "edge_single": (1, 1, 1, 1, 2),  # one token, one head, one rotation pair
-    "many_heads": (1, 40, 8, 1, 16),  # stage 3 walks the 40 query heads in chunks of 32
+    "many_heads": (1, 40, 8, 1, 16),  # 40 query heads over 8 kv heads: head blocks that divide both counts
 }
 # Llama-3-8B attention at 4 x 4096 tokens: 32 query heads, 8 key/value heads, head dim 128.
 BENCH_SHAPES = {"B4_H32_S4096_D128": (4, 32, 8, 4096, 128)}
