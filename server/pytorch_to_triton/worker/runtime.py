@@ -61,9 +61,10 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
 
 def _install_interpreter_hooks() -> dict[str, Any]:
     """TF32-faithful tl.dot and in-launch progress under the interpreter; what got installed, for `runtime`."""
-    from . import interp_progress, interp_tf32
+    from . import interp_autotune, interp_compat, interp_progress, interp_tf32
 
-    out: dict[str, Any] = {"interpreter_progress": interp_progress.install()}
+    out: dict[str, Any] = {"interpreter_progress": interp_progress.install(), "autotune": interp_autotune.install(),
+                           "tensor_index": interp_compat.install()}
     try:
         interp_tf32.install()
         out["tf32_emulation"] = interp_tf32.TF32_OPERAND_ROUNDING  # fp32 dot operands cut to 10 mantissa bits
