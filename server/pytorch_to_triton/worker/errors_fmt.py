@@ -87,7 +87,8 @@ def _interpreter_kernel_frames(frames: list[traceback.FrameSummary], user_dirs: 
 
 
 def _jit_files(chain: list[BaseException]) -> list[str]:
-    """Files of the JIT functions being compiled: triton.compile's frame holds the ASTSource (src.fn.file_name)."""
+    """Files of the JIT functions being compiled: triton.compile's frame holds the ASTSource (src.fn.file_name;
+    Triton <= 3.6 has no file_name: the file of the JITFunction's Python function, src.fn.fn)."""
     out: list[str] = []
     for e in chain:
         tb = e.__traceback__
@@ -96,7 +97,10 @@ def _jit_files(chain: list[BaseException]) -> list[str]:
                 try:  # a user object's __getattr__ may raise anything
                     fn = getattr(v, "fn", v)
                     name = getattr(fn, "file_name", None)
-                    if isinstance(name, str) and hasattr(fn, "def_file_line_number"):
+                    if not (isinstance(name, str) and hasattr(fn, "def_file_line_number")):
+                        code = getattr(getattr(fn, "fn", None), "__code__", None)
+                        name = code.co_filename if code is not None and hasattr(fn, "starting_line_number") else None
+                    if isinstance(name, str):
                         out.append(name)
                 except Exception:  # noqa: BLE001, S112
                     continue
