@@ -76,11 +76,9 @@ class RefWatch:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._tool is None:
-            sys.setprofile(None)
-            return
-        _State.hit = None
-        sys.setprofile(None)  # as on the setprofile path: a profile function the candidate set does not outlive it
+        if self._tool is not None:
+            _State.hit = None
+        sys.setprofile(None)  # ours, or one the candidate set: it does not outlive the call
 
 
 def uses_monitoring() -> bool:
