@@ -11,6 +11,7 @@ the way a cancel does, so a suite stops with its finished units journaled and re
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import time
@@ -26,6 +27,7 @@ from . import shipping
 
 EventCallback = Callable[[dict[str, Any]], None]
 PACK_ENV = "P2T_PACK_VALIDATIONS"
+RECONNECT_ENV = "P2T_CLUSTER_RECONNECT_S"  # how long a lost scheduler may take to come back (default CONNECT_S)
 CONNECT_S = 60.0
 INSTALL_HINT = "pip install 'pytorch-to-triton[cluster]' (dask and distributed) here and on every GPU host"
 
@@ -58,7 +60,7 @@ class ClusterPool:
         self.root = Path(workspace_root).resolve()
         self.address = address
         self.pack = max(1, int(pack or os.environ.get(PACK_ENV) or 1))
-        self.reconnect_s = float(reconnect_s if reconnect_s is not None else connect_s)
+        self.reconnect_s = float(reconnect_s if reconnect_s is not None else os.environ.get(RECONNECT_ENV) or connect_s)
         self._events: dict[str, queue.Queue[dict[str, Any]]] = {}
         self._cluster: Any = None
         if address == "local":
@@ -163,7 +165,7 @@ class ClusterPool:
                 try:
                     out = self._wait(fut, events, on_event, cancel, call_id, cancel_call)
                     break
-                except CancelledError:
+                except (CancelledError, asyncio.CancelledError):
                     if not self._reconnected():
                         raise ClusterLost(
                             f"lost the Dask scheduler at {self.address} and it did not come back within "
