@@ -29,7 +29,8 @@ ENV = {"P2T_SPARE_WORKER": "0"}  # one project worker per Dask worker: two cores
 
 def _task(folder: Path, *candidates: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "reference.py").write_text((FIXTURES / "reference.py").read_text())
+    # the folder's name in the reference: suite units are keyed by content, and each problem must be its own
+    (folder / "reference.py").write_text((FIXTURES / "reference.py").read_text() + f"\n# {folder.name}\n")
     for c in candidates:
         (folder / c).write_text((FIXTURES / c).read_text())
     return folder
