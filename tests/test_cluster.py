@@ -166,6 +166,27 @@ def test_worker_killed_mid_suite_retried_elsewhere_counted_once(cluster: Any, tm
     assert len(journal) == 4 and len({r["key"] for r in journal}) == 4, journal  # never lost, never twice
 
 
+@pytest.mark.slow
+def test_cluster_local_pins_one_worker_per_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--cluster local` over two GPUs (ids only here: without CUDA their workers run the interpreter): one Dask
+    worker per GPU, each pinned to its own, and a suite spread over both."""
+    monkeypatch.setenv("P2T_DEVICES", "0,1")
+    monkeypatch.setenv("P2T_SPARE_WORKER", "0")
+    monkeypatch.setenv("P2T_CLUSTER_SCRATCH", str(tmp_path / "scratch"))
+    for p in ("p1", "p2"):
+        _task(tmp_path / "corpus" / p, "slow_good.py")
+    svc = Service(tmp_path, cluster="local")
+    try:
+        host = socket.gethostname()
+        assert sorted(svc.pool.device_names()) == [f"cuda:0@{host}", f"cuda:1@{host}"]
+        rep = run_suite(svc, directory="corpus", name="local", trials=1, kernelbench=False, benchmark=False)
+    finally:
+        svc.close()
+    assert [r.verdict for r in rep.rows] == ["pass", "pass"], rep.summary
+    assert sum(len(v) for v in rep.spread["per_device"].values()) == 2
+    assert set(rep.spread["per_device"]) <= {f"cuda:0@{host}", f"cuda:1@{host}"}
+
+
 # ---- `dask scheduler` + `dask worker` processes: a scheduler restart, a client without a GPU -------------------------
 
 def _free_port() -> int:

@@ -3,7 +3,7 @@
 Plain distributed (a SpecCluster of Nannies, which is what LocalCluster builds), not dask-cuda: dask-cuda 26.10 pulls
 in pandas, cuda-core and rapids-dask-dependency (which pins dask itself) for features we do not use (UCX, device
 memory spilling); our project worker owns the GPU, Dask only places calls. Each worker gets CUDA_VISIBLE_DEVICES of its
-GPU, so its project worker sees that one GPU as cuda:0. Without a GPU (CI, a laptop), `cpu_workers` workers run the
+GPU (and P2T_DEVICES, which discover_devices() reads first), so its project worker sees that one GPU as cuda:0. Without a GPU (CI, a laptop), `cpu_workers` workers run the
 interpreter, each advertising one GPU lane so the same tasks place the same way.
 """
 
@@ -28,8 +28,9 @@ def worker_specs(gpus: list[str], cpu_workers: int, threads: int) -> dict[str, d
               "host": "127.0.0.1", "silence_logs": logging.ERROR}
     if gpus:
         return {f"gpu{g}": {"cls": Nanny, "options": {**common, "name": f"gpu{g}",
-                                                       "env": {"CUDA_VISIBLE_DEVICES": g}}} for g in gpus}
-    return {f"cpu{i}": {"cls": Nanny, "options": {**common, "name": f"cpu{i}", "env": {"CUDA_VISIBLE_DEVICES": ""}}}
+                                                       "env": {"CUDA_VISIBLE_DEVICES": g, "P2T_DEVICES": g}}}
+                for g in gpus}
+    return {f"cpu{i}": {"cls": Nanny, "options": {**common, "name": f"cpu{i}", "env": {"CUDA_VISIBLE_DEVICES": "", "P2T_DEVICES": ""}}}
             for i in range(cpu_workers)}
 
 
