@@ -62,6 +62,7 @@ class ClusterPool:
         self.pack = max(1, int(pack or os.environ.get(PACK_ENV) or 1))
         self.reconnect_s = float(reconnect_s if reconnect_s is not None else os.environ.get(RECONNECT_ENV) or connect_s)
         self._events: dict[str, queue.Queue[dict[str, Any]]] = {}
+        self._next_check = self._no_worker_since = 0.0
         self._cluster: Any = None
         if address == "local":
             from .local import local_cluster
@@ -215,7 +216,19 @@ class ClusterPool:
             try:
                 return fut.result(timeout=0.2)
             except TimeoutError:
-                continue
+                pass
+            now = time.monotonic()
+            if now >= self._next_check:  # every few seconds: is there still a GPU worker to run it?
+                self._next_check = now + 5.0
+                if self.client.status == "running" and not self._gpu_workers():
+                    self._no_worker_since = self._no_worker_since or now
+                    if now - self._no_worker_since > self.reconnect_s:
+                        fut.cancel()
+                        raise ClusterLost(f"no Dask worker with resources GPU=1 left at {self.address} for "
+                                          f"{self.reconnect_s:.0f} s; start workers (dask worker {self.address} "
+                                          "--resources GPU=1), then call again (a suite resumes from its journal)")
+                else:
+                    self._no_worker_since = 0.0
 
     def close(self) -> None:
         """Close the client (the cluster's workers keep their warm project workers), and a local cluster."""

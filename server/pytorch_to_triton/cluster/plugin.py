@@ -12,6 +12,7 @@ state/<gpu>/ (Triton and inductor caches, peaks.json) kept across calls and Dask
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import socket
 import tempfile
@@ -61,6 +62,10 @@ class ProjectWorkerPlugin(WorkerPlugin):
         """Start the warm project worker in the background (torch imports while the first task is on its way)."""
         self.worker = worker
         self._lock = threading.Lock()
+        if multiprocessing.parent_process() is not None:
+            # A Nanny's child inherits the stdout of whoever started the cluster: under `serve --cluster local` that
+            # is the MCP protocol channel, so nothing here may write to it.
+            os.dup2(2, 1)
         self.info = describe(getattr(worker, "address", "") or "")
         self.base = scratch_base()
         self.slots = [self._new_slot(0)]
