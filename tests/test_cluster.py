@@ -121,6 +121,59 @@ def test_calls_run_on_both_workers_with_the_files_shipped(cluster: Any, tmp_path
         svc.close()
 
 
+@pytest.mark.slow
+def test_packed_validations_share_a_gpu_benchmarks_do_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """P2T_PACK_VALIDATIONS=2 on one worker of 2 threads: two validations run at once, each in a project worker of
+    its own; a benchmark asks for the whole GPU."""
+    monkeypatch.setenv("P2T_PACK_VALIDATIONS", "2")
+    monkeypatch.setenv("P2T_SPARE_WORKER", "0")
+    monkeypatch.setenv("P2T_CLUSTER_SCRATCH", str(tmp_path / "scratch"))
+    _task(tmp_path / "task", "slow_good.py")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, resources={"GPU": 1},
+                                  host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR) as cl:
+        svc = Service(tmp_path, cluster=cl.scheduler_address)
+        try:
+            assert len(svc.pool.slots) == 2  # one GPU lane, taken twice: a suite runs two units on it at once
+            seen: list[dict[str, float]] = []
+
+            def watch() -> None:
+                with distributed.Client(cl.scheduler_address, set_as_default=False) as c:
+                    for _ in range(600):
+                        seen.extend(c.run_on_scheduler(_restrictions).values())
+                        time.sleep(0.05)
+                        if len(seen) >= 2:
+                            return
+
+            w = threading.Thread(target=watch, daemon=True)
+            w.start()
+            reps: list[Any] = []
+            threads = [threading.Thread(target=lambda: reps.append(svc.validate(
+                reference="task/reference.py", candidates=["task/slow_good.py"], trials=1))) for _ in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            w.join(timeout=5)
+            assert all(r.ok for r in reps) and len({r.device for r in reps}) == 1
+            assert {"GPU": 0.5} in seen, seen
+            assert svc.pool.resources("benchmark") == {"GPU": 1.0} and svc.pool.resources("validate") == {"GPU": 0.5}
+            slots = svc.pool.client.run(_slot_count)
+            assert list(slots.values()) == [2], slots  # the two ran at once, in two project workers
+        finally:
+            svc.close()
+
+
+def _restrictions(dask_scheduler: Any) -> dict[str, dict[str, float]]:
+    return {str(k): dict(ts.resource_restrictions or {}) for k, ts in dask_scheduler.tasks.items()
+            if str(k).startswith("p2t-")}
+
+
+def _slot_count(dask_worker: Any) -> int:
+    from pytorch_to_triton.cluster.plugin import PLUGIN_NAME
+
+    return len(dask_worker.plugins[PLUGIN_NAME].slots)
+
+
 def _journal_rows(ws: Path, name: str) -> list[dict[str, Any]]:
     path = ws / ".pytorch-to-triton" / "suites" / name / "results.jsonl"
     if not path.is_file():
@@ -268,6 +321,31 @@ def test_scheduler_restart_then_resume_runs_only_the_rest(cli_cluster: CliCluste
     assert rep["counts"]["resumed"] == len(done_first) and rep["counts"]["run"] == 3 - len(done_first)
     journal = _journal_rows(ws, "restart")
     assert len(journal) == 3 and len({r["key"] for r in journal}) == 3  # each unit journaled once
+
+
+@pytest.mark.slow
+def test_scheduler_back_within_the_window_the_suite_goes_on(cli_cluster: CliCluster, tmp_path: Path) -> None:
+    """The scheduler (and its worker) restarted while a unit runs: the client reconnects, submits the unit again, and
+    the same suite call ends with every unit once."""
+    ws = tmp_path / "ws"
+    for p in ("p1", "p2", "p3"):
+        _task(ws / "corpus" / p, "slow_good.py")
+    env = {**os.environ, "P2T_CLUSTER_RECONNECT_S": "90", "CUDA_VISIBLE_DEVICES": ""}
+    cmd = [sys.executable, "-m", "pytorch_to_triton", "suite", "corpus", "--name", "back", "--no-kernelbench",
+           "--trials", "1", "--cluster", cli_cluster.address, "--workspace", str(ws), "--json"]
+    run = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while not _journal_rows(ws, "back") and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.2)
+    assert _journal_rows(ws, "back") and run.poll() is None, "the first unit never finished"
+    cli_cluster.kill()
+    cli_cluster.start()
+    out, err = run.communicate(timeout=240)
+    assert run.returncode == 0, err[-3000:]
+    rep = json.loads(out)
+    assert [r["verdict"] for r in rep["rows"]] == ["pass"] * 3 and rep["counts"]["run"] == 3
+    journal = _journal_rows(ws, "back")
+    assert len(journal) == 3 and len({r["key"] for r in journal}) == 3
 
 
 @pytest.mark.slow

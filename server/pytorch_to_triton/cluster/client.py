@@ -141,6 +141,11 @@ class ClusterPool:
     def prestart(self) -> None:
         """Nothing to do: the plugin started each GPU's project worker when it was registered."""
 
+    def resources(self, op: str) -> dict[str, float]:
+        """What a call asks of its Dask worker: a benchmark the whole GPU (its timings never share it), anything
+        else 1/pack of it."""
+        return {"GPU": 1.0 if op == "benchmark" else 1.0 / self.pack}
+
     def call(self, op: str, args: dict[str, Any], *, timeout_s: float, device: str | None = None,
              on_event: EventCallback | None = None, cancel: Any = None) -> dict[str, Any]:
         """Run one request on a cluster GPU; the result names the lane as `worker_device` and carries `cluster`
@@ -153,7 +158,7 @@ class ClusterPool:
         call_id = uuid.uuid4().hex
         events: queue.Queue[dict[str, Any]] = queue.Queue()
         self._events[call_id] = events
-        resources = {"GPU": 1.0 if op == "benchmark" else 1.0 / self.pack}
+        resources = self.resources(op)
         pin = [ln.address for ln in self.lanes if device and ln.name == device]
         t0 = time.monotonic()
         attempts = 0
