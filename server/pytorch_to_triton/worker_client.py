@@ -542,7 +542,7 @@ class WorkerPool:
     """The local fast path: one slot, one warm worker, on this machine's first visible GPU (or the CPU).
 
     More GPUs, on this host or others, are a Dask cluster's job (`--cluster local` or `--cluster tcp://...`,
-    cluster/client.py): its workers each keep one of these slots warm."""
+    cluster/client.py): each of its Dask workers keeps one WorkerSlot warm."""
 
     def __init__(self, workspace_root: Path, state_dir: Path, device: str | None = None,
                  limits: Limits | None = None):
@@ -567,7 +567,8 @@ class WorkerPool:
             want = device if ":" in str(device) or device == "cpu" else f"cuda:{device}"
             candidates = [s for s in self.slots if s.name == want]
             if not candidates:
-                raise UsageError(f"device {device!r} is not served here; choose one of {self.device_names()} or 'auto'")
+                raise UsageError(f"device {device!r} is not served here; choose one of {self.device_names()} or 'auto' "
+                                 "(more GPUs: start the server with --cluster local)")
         with self._cond:
             while True:
                 # Prefer a warm idle worker: a cold one costs a fresh torch import (~4 s).
