@@ -97,7 +97,11 @@ class ClusterPool:
         self._refresh_lanes()
 
     def _gpu_workers(self) -> list[str]:
-        workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
+        try:
+            info = self.client.scheduler_info(n_workers=-1)  # newer distributed lists only 5 workers by default
+        except TypeError:  # older distributed: always all of them
+            info = self.client.scheduler_info()
+        workers = info.get("workers", {})
         return sorted(a for a, w in workers.items() if (w.get("resources") or {}).get("GPU", 0) >= 1)
 
     def _refresh_lanes(self) -> None:
