@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -63,6 +64,7 @@ class ClusterPool:
         self.reconnect_s = float(reconnect_s if reconnect_s is not None else os.environ.get(RECONNECT_ENV) or connect_s)
         self._events: dict[str, queue.Queue[dict[str, Any]]] = {}
         self._next_check = self._no_worker_since = 0.0
+        self._reconnect_lock = threading.Lock()  # every suite thread's call sees the loss; one sets things up again
         self._cluster: Any = None
         if address == "local":
             from .local import local_cluster
@@ -113,16 +115,17 @@ class ClusterPool:
     def _reconnected(self) -> bool:
         """Wait for the client to reconnect after a lost scheduler and for a GPU worker to join again."""
         deadline = time.monotonic() + self.reconnect_s
-        while time.monotonic() < deadline:
-            if self.client.status == "running":
-                try:
-                    self._setup(max(1.0, deadline - time.monotonic()))
-                    return True
-                except (UsageError, OSError, TimeoutError):
+        with self._reconnect_lock:
+            while time.monotonic() < deadline:
+                if self.client.status == "running":
+                    try:
+                        self._setup(max(1.0, deadline - time.monotonic()))
+                        return True
+                    except (UsageError, OSError, TimeoutError):
+                        return False
+                if self.client.status in ("closed", "closing"):
                     return False
-            if self.client.status in ("closed", "closing"):
-                return False
-            time.sleep(0.2)
+                time.sleep(0.2)
         return False
 
     def _on_progress(self, event: Any) -> None:
