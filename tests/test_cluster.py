@@ -374,3 +374,27 @@ def test_cluster_unreachable_says_what_to_do(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("P2T_CLUSTER_RECONNECT_S", "2")
     with pytest.raises(UsageError, match="dask scheduler"):
         Service(tmp_path, cluster=f"tcp://127.0.0.1:{_free_port()}").close()
+
+
+@pytest.mark.slow
+def test_serve_cluster_local_over_stdio(tmp_path: Path) -> None:
+    """`serve --cluster local` as an assistant starts it: the cluster's worker processes never write to stdout (the
+    protocol channel), and run_validation answers from a Dask worker."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    _task(tmp_path / "task", "good.py")
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV", "LANG")}
+    env.update(ENV, P2T_CLUSTER_SCRATCH=str(tmp_path / "scratch"), P2T_DEVICES="")
+    params = StdioServerParameters(command=sys.executable, env=env, cwd=str(tmp_path),
+                                   args=["-m", "pytorch_to_triton", "serve", "--workspace", str(tmp_path),
+                                         "--cluster", "local"])
+
+    async def go() -> None:
+        async with Client(params, read_timeout_seconds=300) as client:
+            res = await client.call_tool("run_validation", {"reference": "task/reference.py",
+                                                            "candidates": ["task/good.py"], "trials": 1})
+            assert res.structured_content["ok"] is True, res.content
+            assert res.structured_content["runtime"]["dask_worker"].startswith("tcp://127.0.0.1:")
+
+    anyio.run(go)
