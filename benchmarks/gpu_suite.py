@@ -76,7 +76,7 @@ def main() -> int:
 
     def on_event(msg: str, done: float | None, total: float | None) -> None:
         now = time.monotonic()
-        if ": starting on" in msg or msg.endswith(("pass", ")", "fail", "error")) or now - last[0] > 20:
+        if ": starting on" in msg or " ETA " in msg or now - last[0] > 20:
             last[0] = now
             print(f"[{now - t0:6.1f}s {int(done or 0)}/{int(total or 0)}] {msg[:150]}", file=sys.stderr, flush=True)
 

@@ -121,7 +121,7 @@ def validations(ws: Path, cpu: bool) -> dict:
     """run_validation of the three fixture candidates through a Service (GPU worker, or interpreter)."""
     from pytorch_to_triton.service import Service
 
-    svc = Service(ws, devices=[] if cpu else None)
+    svc = Service(ws, device="cpu" if cpu else None)
     res = {}
     try:
         for cand in CANDIDATES:

@@ -172,7 +172,7 @@ def test_dead_worker_verdict_uses_the_slot_then_what_the_worker_reported(tmp_pat
 
     # A slot named cuda:0 (on a machine without a GPU its worker runs the interpreter); the spare makes the
     # restart after the crash cheap.
-    svc = Service(tmp_path, devices=["0"], limits=Limits(spare=True))
+    svc = Service(tmp_path, device="0", limits=Limits(spare=True))
     try:
         rep = svc.validate(reference="add_reference.py", candidates=["crash_candidate.py"], trials=1)
         assert not rep.ok and rep.verdict == "fail" and rep.device == "cuda:0" and not rep.interpreter

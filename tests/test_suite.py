@@ -224,23 +224,6 @@ def test_run_suite_through_stdio_mcp_kernelbench_layout(tmp_path: Path) -> None:
     assert any("26_GELU_/good.py" in m for m in progress), progress
 
 
-@pytest.mark.slow
-def test_two_workers_share_the_queue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two worker slots (named cuda:0/cuda:1; without a GPU both run the interpreter): units spread over both,
-    the result says so, and where the kernels really ran (the interpreter) decides: no timings."""
-    monkeypatch.setenv("P2T_SPARE_WORKER", "0")
-    _copy_problems(tmp_path / "corpus", ["gelu"])
-    svc = Service(tmp_path, devices=["0", "1"])
-    try:
-        rep = run_suite(svc, directory="corpus", sizes=SIZES, trials=1, kernelbench=False)
-    finally:
-        svc.close()
-    assert {r.device for r in rep.rows} == {"cuda:0", "cuda:1"}
-    assert sum(len(v) for v in rep.spread["per_device"].values()) == len(rep.rows)
-    if not HAS_CUDA:
-        assert rep.interpreter and not any(r.timed for r in rep.rows) and "2 worker(s)" in rep.spread["description"]
-
-
 def test_fast_p_markdown_and_plot_from_timed_rows(tmp_path: Path) -> None:
     """fast_p as KernelBench's src/score.py defines it (correct and speedup > p, over all problems), per problem's
     best validated candidate; the markdown rows and the PNG, from rows a GPU run would give."""

@@ -60,7 +60,7 @@ def _progress(quiet: bool) -> Any:
 def _service(args: argparse.Namespace) -> Any:
     from .service import Service
 
-    return Service(args.workspace, devices=_csv(args.devices) if args.devices is not None else None)
+    return Service(args.workspace, cluster=args.cluster)
 
 
 def _emit(args: argparse.Namespace, model: Any, text: str) -> None:
@@ -155,7 +155,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def cmd_docs(args: argparse.Namespace) -> int:
     from .service import Service
 
-    svc = Service(args.workspace, devices=[])
+    svc = Service(args.workspace, device="cpu")
     try:
         rep = svc.docs(topic=args.topic, refresh=args.refresh, offline=args.offline, cache_dir=args.cache_dir,
                        max_chars=args.max_chars, on_event=_progress(args.quiet or args.json))
@@ -172,7 +172,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .service import Service
 
     # The first worker imports torch (seconds) while the MCP stack imports and the client initializes.
-    service = Service(args.workspace, devices=_csv(args.devices) if args.devices is not None else None)
+    service = Service(args.workspace, cluster=args.cluster)
     service.pool.prestart()
     from .mcp_server import serve
 
@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"pytorch-to-triton {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--workspace", default=".", help="project root; every path must be inside it (default: cwd)")
-    common.add_argument("--devices", default=None, help="comma-separated GPU indices to use (default: all visible)")
+    common.add_argument("--cluster", default=None, help="run on a Dask cluster of GPU workers: tcp://scheduler:8786, "
+                        "or 'local' for one worker per GPU of this machine (pip install 'pytorch-to-triton[cluster]')")
     common.add_argument("--json", action="store_true", help="print the structured result as JSON")
     common.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     sub = p.add_subparsers(dest="command", required=True)

@@ -344,10 +344,10 @@ def _register_scaffold_prompt(server: MCPServer, service: Service) -> None:
         )
 
 
-def serve(workspace: Path | str = ".", devices: list[str] | None = None, service: Service | None = None) -> None:
+def serve(workspace: Path | str = ".", cluster: str | None = None, service: Service | None = None) -> None:
     """Run the stdio server until the client disconnects (on `service` when given: its worker may be running)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    service = service or Service(workspace, devices=devices)
+    service = service or Service(workspace, cluster=cluster)
     service.pool.prestart()  # no-op when already started: the first call must not wait for torch's import
     try:
         build_server(service).run("stdio")

@@ -101,9 +101,16 @@ def check_sizes(sizes: Any, what: str = "sizes") -> dict[str, int]:
 class Service:
     """One workspace, one worker pool: what the MCP server and the CLI both drive."""
 
-    def __init__(self, workspace: Path | str = ".", devices: list[str] | None = None, limits: Limits | None = None):
+    def __init__(self, workspace: Path | str = ".", device: str | None = None, limits: Limits | None = None,
+                 cluster: str | None = None):
         self.ws = Workspace(workspace)
-        self.pool = WorkerPool(self.ws.root, self.ws.state_dir, devices=devices, limits=limits)
+        self.pool: Any
+        if cluster:  # a Dask cluster of GPU workers (the optional extra [cluster]); same call interface
+            from .cluster.client import ClusterPool
+
+            self.pool = ClusterPool(cluster, self.ws.root, self.ws.state_dir)
+        else:
+            self.pool = WorkerPool(self.ws.root, self.ws.state_dir, device=device, limits=limits)
         self._lock = threading.Lock()
 
     def close(self) -> None:

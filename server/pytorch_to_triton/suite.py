@@ -413,10 +413,13 @@ def run_suite(
                 rows[i] = row
                 per_device.setdefault(row.device or device, []).append(f"{prob.name}/{cand.name}")
                 s.done += 1
-            s.event(f"{prob.name}/{cand.name}: {row.verdict}" + (f" ({row.failing_check})" if row.failing_check else ""))
+                eta = _eta(t_start, s.done, s.total, row.device or device, len(per_device[row.device or device]))
+            s.event(f"{prob.name}/{cand.name}: {row.verdict}" + (f" ({row.failing_check})" if row.failing_check else "")
+                    + eta)
 
     # One thread per worker slot: each GPU validates and times its own problems one at a time, so timings on one GPU
     # never overlap; on one GPU (or the CPU interpreter) that is simply one problem after another.
+    t_start = time.monotonic()
     threads = [threading.Thread(target=worker, args=(d,), name=f"p2t-suite-{d}", daemon=True) for d in devices]
     for t in threads:
         t.start()
@@ -434,6 +437,12 @@ def run_suite(
     report.journal = str(journal)
     _write_outputs(report, out_dir)
     return report
+
+
+def _eta(t_start: float, done: int, total: int, device: str, on_device: int) -> str:
+    """' [cuda:3@host: 5 done; 12/43, ETA 2m10s]': progress per GPU, and the rest at the pace so far."""
+    left = (time.monotonic() - t_start) / max(done, 1) * (total - done)
+    return f" [{device}: {on_device} done; {done}/{total}, ETA {int(left // 60)}m{int(left % 60):02d}s]"
 
 
 def _fast_p(rows: list[SuiteRow], n_problems: int, timed: bool) -> dict[str, dict[str, float | None]]:

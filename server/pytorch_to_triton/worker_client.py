@@ -1,4 +1,4 @@
-"""Spawn, keep warm, watch and kill worker processes; one worker per device slot.
+"""Spawn, keep warm, watch and kill worker processes; one warm worker per slot.
 
 User code runs only in the worker (``python -m pytorch_to_triton.worker``). The worker starts in its
 own session (process group) and is a child subreaper, so a timeout, cancel or limit kills everything it
@@ -539,16 +539,18 @@ def discover_devices() -> list[str]:
 
 
 class WorkerPool:
-    """One slot per GPU (or one CPU slot); calls go to an idle slot, or to the device asked for."""
+    """The local fast path: one slot, one warm worker, on this machine's first visible GPU (or the CPU).
 
-    def __init__(self, workspace_root: Path, state_dir: Path, devices: list[str] | None = None,
+    More GPUs, on this host or others, are a Dask cluster's job (`--cluster local` or `--cluster tcp://...`,
+    cluster/client.py): each of its Dask workers keeps one WorkerSlot warm."""
+
+    def __init__(self, workspace_root: Path, state_dir: Path, device: str | None = None,
                  limits: Limits | None = None):
-        devs = discover_devices() if devices is None else devices
+        # device: None = the first GPU discover_devices() finds, else the CPU; "cpu" = the CPU; "3" = GPU 3.
+        devs = discover_devices()[:1] if device is None else ([] if device == "cpu" else [device])
         lim = limits or Limits()
         if devs:
-            self.slots = [
-                WorkerSlot(f"cuda:{i}", d, state_dir, workspace_root, lim) for i, d in enumerate(devs)
-            ]
+            self.slots = [WorkerSlot("cuda:0", devs[0], state_dir, workspace_root, lim)]
         else:
             self.slots = [WorkerSlot("cpu", None, state_dir, workspace_root, lim)]
         self._cond = threading.Condition()
@@ -565,7 +567,8 @@ class WorkerPool:
             want = device if ":" in str(device) or device == "cpu" else f"cuda:{device}"
             candidates = [s for s in self.slots if s.name == want]
             if not candidates:
-                raise UsageError(f"device {device!r} is not served here; choose one of {self.device_names()} or 'auto'")
+                raise UsageError(f"device {device!r} is not served here; choose one of {self.device_names()} or 'auto' "
+                                 "(more GPUs: start the server with --cluster local)")
         with self._cond:
             while True:
                 # Prefer a warm idle worker: a cold one costs a fresh torch import (~4 s).

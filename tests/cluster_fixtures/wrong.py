@@ -1,0 +1,23 @@
+"""BAD (wrong result): adds 1 to every element; run_validation must fail it with a mismatch."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y + 1.0, mask=mask)
+
+
+def reference(x, y):
+    x, y = x.contiguous(), y.contiguous()
+    out = torch.empty_like(x)
+    n = x.numel()
+    if n:
+        add_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+    return out
