@@ -152,12 +152,20 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0 if not (rep.counts or {}).get("P0") else 1
 
 
+def _docs_topic(args: argparse.Namespace) -> str | None:
+    """The topic as `docs tl.dot`, `docs topic=tl.dot` (SKILL.md's tool-call spelling) or `docs --topic tl.dot`."""
+    topic = args.topic_opt or args.topic
+    if topic and topic.startswith("topic="):
+        topic = topic[len("topic="):].strip("'\"")
+    return topic or None
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     from .service import Service
 
     svc = Service(args.workspace, devices=[])
     try:
-        rep = svc.docs(topic=args.topic, refresh=args.refresh, offline=args.offline, cache_dir=args.cache_dir,
+        rep = svc.docs(topic=_docs_topic(args), refresh=args.refresh, offline=args.offline, cache_dir=args.cache_dir,
                        max_chars=args.max_chars, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
@@ -232,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(func=cmd_audit)
 
     d = sub.add_parser("docs", parents=[common], help="fetch/cache/search Triton docs")
-    d.add_argument("topic", nargs="?")
+    d.add_argument("topic", nargs="?", help="e.g. tl.dot (topic=tl.dot and --topic tl.dot work too)")
+    d.add_argument("--topic", dest="topic_opt", help=argparse.SUPPRESS)
     d.add_argument("--refresh", action="store_true")
     d.add_argument("--offline", action="store_true")
     d.add_argument("--cache-dir", default="docs/.triton_docs")

@@ -207,6 +207,8 @@ class Service:
             cmd += ["--dtypes", ",".join(dtypes)]
         if sizes:
             cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
+        if only_cases:  # a subset run reproduces as the same subset
+            cmd += ["--only-cases", ",".join(only_cases)]
         report.reproduce = shlex.join(cmd)
         if side is not None:
             report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
@@ -422,6 +424,7 @@ class Service:
             if on_event is not None:
                 on_event(message, fraction, 1.0 if fraction is not None else None)
 
+        created = not target.exists()
         try:
             res = fetch_docs(target, topic=topic, refresh=refresh, offline=offline, max_chars=int(max_chars),
                              config=config, on_event=ev)
@@ -433,6 +436,9 @@ class Service:
         # The per-page files can number ~170; the assistant needs the combined files, not the list.
         data["files"] = [f for f in files if "/pages/" not in f.replace("\\", "/")]
         data["pages_cached_files"] = len(files) - len(data["files"])
+        if created and target.exists():  # the one folder this tool writes outside .pytorch-to-triton/: say so
+            data["summary"] = (f"Created {self.ws.relative(target)}/ (the Triton docs cache; delete it to drop the "
+                               f"cache, or pass cache_dir to put it elsewhere).\n{data.get('summary', '')}")
         return DocsReport.model_validate(data)
 
     # ---- journal --------------------------------------------------------------------------------
