@@ -218,7 +218,7 @@ class Service:
             shrunk = extra.get("sizes_used") if extra.get("full_size_run") is False else None
             self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
                           len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter,
-                          "sizes_not_full": shrunk})
+                          "sizes_not_full": shrunk, **_journal_ran(cases, side_used, extra)})
         return report
 
     # ---- run_benchmark --------------------------------------------------------------------------
@@ -444,15 +444,24 @@ class Service:
     # ---- journal --------------------------------------------------------------------------------
     def _journal(self, ref: Path, tool: str, stage: str, fields: dict[str, Any]) -> None:
         entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "tool": tool, "stage": Path(stage).name,
-                 "reference": self.ws.relative(ref), **fields}
+                 "file": stage, "reference": self.ws.relative(ref), **fields}
         try:
             from . import journal
 
             # Keyed to the content it ran: the report marks the entry stale once one of these files changes.
-            entry.update(journal.content_key(self.ws.root, journal.task_files(self.ws.root, ref, self.ws.root / stage)))
+            entry.update(journal.content_key(self.ws.root, journal.task_files(self.ws.root, ref, self.ws.root / stage),
+                                             tool=tool))
             journal.append_entry(self.ws.root, journal.task_id(ref, self.ws.root), entry)
         except (OSError, ImportError):
             pass  # the journal is a convenience; never fail a tool call over it
+
+
+def _journal_ran(cases: Any, side_used: list[str], extra: dict[str, Any]) -> dict[str, Any]:
+    """What a validation row shows it ran: extra case names, the sidecar settings used, KernelBench's checks."""
+    names = [c.get("name") if isinstance(c, dict) else getattr(c, "name", None) for c in cases or []]
+    checks = ((extra.get("kernelbench") or {}).get("checks") or {}) if isinstance(extra.get("kernelbench"), dict) else {}
+    return {"extra_cases": [n for n in names if n], "sidecar_used": list(side_used),
+            "checks": {k: str(v).split(" ")[0] for k, v in checks.items()}}
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
