@@ -135,7 +135,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         sweep = json.loads(args.sweep) if args.sweep else None
         rep = svc.benchmark(reference=args.reference, candidates=args.candidates, dtype=args.dtype, cases=cases,
                             sweep=sweep, compile=args.compile, cuda_graph=args.cuda_graph, repeats=args.repeats,
-                            sizes=_sizes(args.sizes), timeout_s=args.timeout, device=args.device, on_event=_progress(args.quiet or args.json))
+                            sizes=_sizes(args.sizes), timeout_s=args.timeout, device=args.device, on_event=_progress(args.quiet or args.json),
+                            gpu=args.gpu)
     finally:
         svc.close()
     _emit(args, rep, _bench_text(rep))
@@ -231,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeats", type=int, default=3)
     b.add_argument("--timeout", type=float, default=600)
     b.add_argument("--device", default=None)
+    b.add_argument("--gpu", help="no GPU here: the GPU the roofline ESTIMATE is for (H200, H100, A100, L4, RTX 4090, "
+                   "or 'NAME:bw=GB/s,fp32=..,tf32=..,bf16=..'); default H200")
     b.set_defaults(func=cmd_bench)
 
     a = sub.add_parser("audit", parents=[common], help="audit a Triton kernel file")
@@ -259,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("report", parents=[common], help="render a task's run journal as a markdown table")
     r.add_argument("task", nargs="?", help="task name (e.g. examples-softmax); omit to list tasks")
+    r.add_argument("--gpu", help="the GPU the report's roofline ESTIMATE table is for (default H200)")
     r.set_defaults(func=cmd_report)
 
     st = sub.add_parser("suite", parents=[common], help="validate (and on a GPU benchmark) every problem of a "
@@ -324,7 +328,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         tasks = journal.list_tasks(root)
         print("\n".join(tasks) if tasks else "no journal yet: run validate/bench/audit on a task first")
         return 0
-    print(journal.render_report(root, args.task))
+    print(journal.render_report(root, args.task, gpu=args.gpu))
     return 0
 
 

@@ -212,8 +212,9 @@ def _what_ran(stage: str, e: dict[str, Any]) -> list[str]:
     return [f"- {stage}: " + "; ".join(parts)] if parts else []
 
 
-def render_report(root: Path, task: str) -> str:
-    """Stage by stage: the validation verdict, benchmark figures and audit counts for the files as they are now."""
+def render_report(root: Path, task: str, gpu: str | None = None) -> str:
+    """Stage by stage: the validation verdict, benchmark figures and audit counts for the files as they are now;
+    where run_benchmark had no GPU, its roofline ESTIMATE per stage on `gpu` (default H200)."""
     entries = read_entries(root, task)
     by_stage: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for e in entries:
@@ -233,6 +234,7 @@ def render_report(root: Path, task: str) -> str:
     any_stale = False
     gone: list[str] = []
     ran: list[str] = []
+    estimates: list[tuple[str, dict[str, Any]]] = []
     for stage, tools in by_stage.items():
         if stage_file_gone(root, [e for es in tools.values() for e in es][-1]):
             gone.append(stage)
@@ -248,6 +250,9 @@ def render_report(root: Path, task: str) -> str:
                 _stale(changed)
             any_stale |= bool(changed)
             ran += _what_ran(stage, e)
+        if "roofline_estimate" in tools:
+            e, changed = _current(root, tools["roofline_estimate"])
+            estimates.append((stage + (" **stale**" if changed else ""), e))
         if "run_benchmark" in tools:
             b, changed = _current(root, tools["run_benchmark"])
             bench = _stale(changed)
@@ -262,6 +267,10 @@ def render_report(root: Path, task: str) -> str:
                      f"{_fmt(b.get('speedup_vs_eager'), '.2f', '×')} | {_fmt(b.get('speedup_vs_compile'), '.2f', '×')} | "
                      f"{_fmt(b.get('pct_peak_bw'), '.1f', '%')} | {_fmt(b.get('pct_peak_flops'), '.1f', '%')} | "
                      f"{audit} |")
+    if estimates:
+        from .roofline_estimate import report_lines
+
+        lines += report_lines(estimates, gpu)
     if ran:
         lines += ["", "What the validations above ran (extra cases and task-sidecar settings):", "", *ran]
     if gone:

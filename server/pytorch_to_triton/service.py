@@ -244,6 +244,7 @@ class Service:
         device: str | None = None,
         on_event: OnEvent | None = None,
         cancel: threading.Event | None = None,
+        gpu: str | None = None,
     ) -> BenchmarkReport:
         """Time candidates against eager PyTorch and torch.compile on the GPU, with roofline figures."""
         ref = self.source(reference, reference_code, "reference")
@@ -264,8 +265,13 @@ class Service:
             if not isinstance(sweep.get("values"), list) or not sweep["values"] or not sweep.get("param"):
                 raise UsageError("sweep needs {'param': 'N', 'values': [256, 1024, ...], 'shape': [4096, 'N']}")
         if all(s.name == "cpu" for s in self.pool.slots) and not self._has_gpu_hint():
-            raise UsageError("run_benchmark needs a CUDA GPU and none is visible here; timing under Triton's CPU "
-                             "interpreter would be meaningless. Run run_validation instead, or use a GPU machine")
+            # No GPU: no timing (the interpreter's would be meaningless), a roofline ESTIMATE per candidate instead.
+            from .roofline_estimate import no_gpu_benchmark
+
+            est = {"workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
+                   "candidate_entry": candidate_entry, "dtype": dtype, "cases": _cases(cases), "sweep": sweep,
+                   "sizes": check_sizes(sizes) if sizes else None}
+            return no_gpu_benchmark(self, ref, cand_paths, est, gpu, timeout_s, on_event, cancel)
         args = {
             "workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
             "candidate_entry": candidate_entry, "candidates": [str(p) for p in cand_paths],

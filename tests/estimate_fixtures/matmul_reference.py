@@ -1,0 +1,16 @@
+"""C = A @ B in fp32 (M, K, N); the estimate counts tl.dot FLOPs (2 M N K) by precision."""
+
+import torch
+
+SHAPES = {"small": (64, 128, 32)}
+BENCH_SHAPES = {"full": (1024, 2048, 512)}
+DTYPES = ["float32"]
+
+
+def make_inputs(case):
+    m, k, n = case.shape
+    return case.randn(m, k), case.randn(k, n)
+
+
+def reference(a, b):
+    return a @ b
