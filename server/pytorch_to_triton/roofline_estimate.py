@@ -66,7 +66,7 @@ def table(rows: list[tuple[str, dict[str, Any]]], gpu: gpu_peaks.GPU) -> list[st
         ref_bytes = float((rec.get("reference_full") or {}).get("bytes") or 0)
         ratio = f"{t['moved_bytes'] / ref_bytes:.2f}×" if ref_bytes else "–"
         out.append(f"| {stage} | {rec.get('measured_at', '–')} | {_b(t['moved_bytes'])} | {_b(scaled.get('unique_bytes'))} "
-                   f"| {flops / 1e9:.3g} | {LABEL} {t["est_us"]:.3g} | {t['bound']} | {ratio} |")
+                   f"| {flops / 1e9:.3g} | {LABEL} {t['est_us']:.3g} | {t['bound']} | {ratio} |")
     return out
 
 

@@ -1,6 +1,5 @@
 """C = A @ B in fp32 (M, K, N); the estimate counts tl.dot FLOPs (2 M N K) by precision."""
 
-import torch
 
 SHAPES = {"small": (64, 128, 32)}
 BENCH_SHAPES = {"full": (1024, 2048, 512)}
