@@ -139,7 +139,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
                             gpu=args.gpu)
     finally:
         svc.close()
-    _emit(args, rep, _bench_text(rep))
+    if (rep.model_extra or {}).get("estimate") is not None:  # no GPU: the roofline ESTIMATE table, not timings
+        _emit(args, rep, "\n".join([rep.verdict, "", rep.summary, "", f"note: {rep.notes[-1]}" if rep.notes else "",
+                                     f"reproduce: {rep.reproduce}"]))
+    else:
+        _emit(args, rep, _bench_text(rep))
     return 0 if rep.ok else 1
 
 
