@@ -159,6 +159,28 @@ def test_no_gpu_benchmark_answers_an_estimate_side_by_side(tmp_path: Path) -> No
 
 
 @no_gpu
+def test_a_dot_kernels_loads_scale_with_its_flops(tmp_path: Path) -> None:
+    """A 32-tiled matmul rereads A once per column block and B once per row block: at the full 1024 x 2048 x 512 its
+    loads are 4 (M K N / 32 + K N M / 32) bytes, which the FLOPs' ratio reaches exactly from the 64 x 128 x 32 run."""
+    from pytorch_to_triton.service import Service
+
+    for p in FIX.glob("matmul_*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    svc = Service(tmp_path, devices=[])
+    try:
+        rep = svc.benchmark(reference="matmul_reference.py", candidates=["matmul_tiled.py"])
+    finally:
+        svc.close()
+    e = rep.model_extra["estimate"][0]
+    m, k, n = 1024, 2048, 512
+    assert e["measured_sizes"] == [64, 128, 32] and e["scaled"]["dot_flops"] == {"tf32": pytest.approx(2.0 * m * n * k)}
+    assert e["scaled"]["load_bytes"] == pytest.approx(4 * (m * k * n / 32 + k * n * m / 32))
+    # 268 MB requested at 4.8 TB/s (56 µs) outweighs 4.3 GFLOP of TF32 (4.3 µs): 32 x 32 tiles reread too much,
+    # which is the signal to use bigger tiles.
+    assert e["times"]["bound"] == "memory" and e["times"]["t_dot_us"] == pytest.approx(2.0 * m * n * k / 494.7e6)
+
+
+@no_gpu
 def test_cli_bench_without_gpu_prints_the_estimate(tmp_path: Path) -> None:
     for p in FIX.glob("vadd_*.py"):
         shutil.copy(p, tmp_path / p.name)

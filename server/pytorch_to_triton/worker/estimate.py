@@ -7,6 +7,8 @@ then scaled to the size run_benchmark would time (the problem's full size) by on
 
     bytes x (reference's compulsory bytes at full size / at the measured size)
     FLOPs x (reference's FLOPs at full size / at the measured size)   [bytes' ratio when it counts no FLOPs]
+    loads of a launch that runs tl.dot x the FLOPs' ratio: a tiled matmul or attention rereads its operand tiles
+    once per output tile, so its loads grow with M N K (4 (M K N / BN + K N M / BM) bytes), not with M K + K N
 
 where "compulsory bytes" are inputs + outputs (+ an nn.Module's parameters) and the reference's FLOPs are counted
 by torch's FlopCounterMode, both on fake tensors (nothing is allocated at full size). The rule holds for kernels
@@ -30,7 +32,8 @@ from .tasks import Case, Task, TaskError, dtype_from_name, load_task
 # ~1e6 elements of a vector add per second, so this stays a few seconds per candidate.
 MEASURE_MAX_ELEMS = 1 << 20
 RULE = ("bytes scaled by the reference's inputs + outputs (+ parameters) bytes at full size over those at the measured "
-        "size; FLOPs by the reference's FlopCounterMode FLOPs at full over measured (bytes' ratio when it counts none)")
+        "size; FLOPs, and the loads of launches that run tl.dot (tiles reread per output tile), by the reference's "
+        "FlopCounterMode FLOPs at full over measured (bytes' ratio when it counts none)")
 
 
 def _fake_bytes(value: Any) -> int:
@@ -153,9 +156,10 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
     def scale(v: float | None, r: float) -> float | None:
         return None if v is None else float(v) * r
 
+    loads = sum(la.load_bytes * (r_flops if la.dot_flops else r_bytes) for la in counter.launches)
     out.update(ok=True, counted=totals, launches=[la.as_dict() for la in counter.launches[:32]],
                scale={"bytes": r_bytes, "flops": r_flops},
-               scaled={"load_bytes": scale(totals["load_bytes"], r_bytes),
+               scaled={"load_bytes": float(loads),
                        "store_bytes": scale(totals["store_bytes"], r_bytes),
                        "unique_bytes": scale(totals["unique_bytes"], r_bytes),
                        "dot_flops": {k: v * r_flops for k, v in totals["dot_flops"].items()}},
