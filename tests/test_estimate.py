@@ -195,3 +195,35 @@ def test_cli_bench_without_gpu_prints_the_estimate(tmp_path: Path) -> None:
                           "--gpu", "B200", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
                          env=env, timeout=300)
     assert bad.returncode == 2 and "unknown gpu 'B200'" in bad.stderr
+
+
+@no_gpu
+def test_kernelbench_problem_is_counted_shrunk_and_scaled(tmp_path: Path) -> None:
+    """4096 x 4096 relu: counted at the validation's shrunk sizes, scaled to the problem's own by the I/O ratio
+    (exact for an elementwise kernel: 4 B D bytes each way at full size)."""
+    from pytorch_to_triton.service import Service
+
+    for p in FIX.glob("kb_relu*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    svc = Service(tmp_path, devices=[])
+    try:
+        rep = svc.benchmark(reference="kb_relu.py", candidates=["kb_relu_stage1.py"], gpu="RTX 4090")
+    finally:
+        svc.close()
+    e = rep.model_extra["estimate"][0]
+    assert e["ok"], e
+    assert e["full_sizes"] == {"batch_size": 4096, "dim": 4096} and e["measured_at"] == "the validated (shrunk) size"
+    b, d = e["measured_sizes"]["batch_size"], e["measured_sizes"]["dim"]
+    assert b * d < 4096 * 4096 and e["counted"]["load_bytes"] == 4 * b * d == e["counted"]["store_bytes"]
+    assert e["scaled"]["load_bytes"] == pytest.approx(4 * 4096 * 4096)
+    assert e["times"]["est_us"] == pytest.approx(8 * 4096 * 4096 / 1008e9 * 1e6)
+    assert "ESTIMATE µs on RTX 4090" in rep.summary
+
+
+def test_a_candidate_that_fails_is_a_row_not_an_estimate() -> None:
+    from pytorch_to_triton.roofline_estimate import table
+
+    lines = table([("stage2.py", {"ok": False, "measured_at": "the largest validation case",
+                                  "error": "IndexError: out of range"})], gpu_peaks.lookup("l4"))
+    assert lines[-1].startswith("| stage2.py | the largest validation case | not counted: IndexError")
+    assert "ESTIMATE" not in lines[-1]
