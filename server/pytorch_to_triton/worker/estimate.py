@@ -152,10 +152,13 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
             (m_bytes, m_flops) = _form_a_work(task, measured, dtype, rt.device)
             (f_bytes, f_flops) = _form_a_work(task, full, dtype, rt.device)
     except Exception as e:  # noqa: BLE001 - the reference does not run on fake tensors: no scaling rule applies
-        out.update(ok=False, counted=totals, error=f"counted at {measured}, but the reference does not run on fake "
-                   f"tensors to scale to {full} ({type(e).__name__}: {str(e)[:200]}); pass sizes=... small enough "
-                   "to count at directly")
-        return out
+        if measured == full:  # counted at full size: nothing to scale (the reference's bytes stay unknown)
+            m_bytes = m_flops = f_bytes = f_flops = 0.0
+        else:
+            out.update(ok=False, counted=totals, error=f"counted at {measured}, but the reference does not run on "
+                       f"fake tensors to scale to {full} ({type(e).__name__}: {str(e)[:200]}); pass sizes=... "
+                       "small enough to count at directly")
+            return out
     r_bytes = f_bytes / m_bytes if m_bytes else 1.0
     r_flops = f_flops / m_flops if m_flops and f_flops else r_bytes
 
