@@ -93,3 +93,13 @@ def test_atomic_write_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> 
     p.chmod(0o755)
     atomic_write(p, "new\n")
     assert p.read_text() == "new\n" and p.stat().st_mode & 0o777 == 0o755
+
+
+def test_atomic_write_given_mode_wins(tmp_path: Path) -> None:
+    """A private file (an MCP client config) is 0600 from its first byte, whatever the umask."""
+    old = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "config.toml", "token = 1\n", mode=0o600)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "config.toml").stat().st_mode & 0o777 == 0o600

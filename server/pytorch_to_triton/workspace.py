@@ -26,18 +26,20 @@ def _umask() -> int:
     return old
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
-    """Write a file so that a crash at any point leaves either the old or the new content."""
+def atomic_write(path: Path, data: bytes | str, mode: int | None = None) -> None:
+    """Write a file so that a crash at any point leaves either the old or the new content; `mode` (else the
+    replaced file's, else the umask's) is set before any byte is written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         # mkstemp creates 0600; the file is the user's (a scaffolded task, a journal): give it the mode open() would,
         # or the mode of the file it replaces.
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except OSError:
-            mode = 0o666 & ~_umask()
+        if mode is None:
+            try:
+                mode = path.stat().st_mode & 0o7777
+            except OSError:
+                mode = 0o666 & ~_umask()
         os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
