@@ -98,6 +98,8 @@ def test_counting_unhooks_after_the_block(monkeypatch: pytest.MonkeyPatch) -> No
     before = interpreter.InterpreterBuilder.create_masked_load
     with interp_traffic.counting():
         assert interpreter.InterpreterBuilder.create_masked_load is not before
+        with pytest.raises(RuntimeError, match="already active"), interp_traffic.counting():
+            pass
     assert interpreter.InterpreterBuilder.create_masked_load is before
 
 

@@ -168,14 +168,16 @@ def counting() -> Iterator[Counter]:
             builder.set_grid_dim = grid_dim
             la.close()
 
-    with _LOCK:
+    if not _LOCK.acquire(blocking=False):  # one counting block at a time; a nested one would count twice
+        raise RuntimeError("interp_traffic.counting() is already active")
+    try:
         builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
         builder.create_dot, executor.__call__ = create_dot, call
-        try:
-            yield counter
-        finally:
-            builder.create_masked_load, builder.create_masked_store = orig_load, orig_store
-            builder.create_dot, executor.__call__ = orig_dot, orig_call
-            for la in counter.launches:  # an anonymous launch (loads outside a grid) closes here
-                if la.unique_bytes is None and la._n_addrs <= UNIQUE_CAP:
-                    la.close()
+        yield counter
+    finally:
+        builder.create_masked_load, builder.create_masked_store = orig_load, orig_store
+        builder.create_dot, executor.__call__ = orig_dot, orig_call
+        _LOCK.release()
+        for la in counter.launches:  # an anonymous launch (loads outside a grid) closes here
+            if la.unique_bytes is None and la._n_addrs <= UNIQUE_CAP:
+                la.close()
