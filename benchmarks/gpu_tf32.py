@@ -9,6 +9,9 @@
 3. run_validation of tests/interp_fixtures/tf32_{default,ieee,tf32x3}.py against tf32_reference.py (default fp32
    tolerance) on the GPU, then under the interpreter (CUDA hidden from a second worker): the verdicts must agree
    (default fails on both; ieee and tf32x3 pass on both).
+4. What each precision costs (issue 29 item 6): a 4096^3 fp32 matmul in one Triton kernel (128x128x32 tiles) with
+   tl.dot input_precision tf32 / tf32x3 / ieee, and torch.matmul with TF32 allowed / not: median ms (do_bench),
+   TFLOP/s and rel L2 error vs float64. `--timing-only` runs just this part (about 20 s).
 JSON goes to $OUT/gpu_tf32.json (default /tmp/out).
 """
 
@@ -117,6 +120,54 @@ def error_probe() -> dict:
             "fp32_rel_l2": rel(a @ b), "gpu_vs_emulated_max_abs": float((c.cpu() - emu).abs().max())}
 
 
+def timing_probe() -> dict:
+    """ms, TFLOP/s and rel L2 error of a 4096^3 fp32 matmul per tl.dot input_precision, and torch's own."""
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.testing import do_bench
+
+    @triton.jit
+    def mm_prec(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                PREC: tl.constexpr):
+        rm = tl.program_id(0) * BM + tl.arange(0, BM)
+        rn = tl.program_id(1) * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, K, BK):
+            a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :])
+            b = tl.load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :])
+            acc = tl.dot(a, b, acc, input_precision=PREC)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+    n = 4096
+    g = torch.Generator().manual_seed(2)
+    a, b = torch.randn(n, n, generator=g), torch.randn(n, n, generator=g)
+    ref = (a.double() @ b.double())
+    a, b = a.cuda(), b.cuda()
+    c = torch.empty(n, n, device="cuda")
+    flops = 2.0 * n ** 3
+    out: dict = {"shape": [n, n, n], "tile": [128, 128, 32]}
+
+    def rel(x: torch.Tensor) -> float:
+        return float((x.double().cpu() - ref).norm() / ref.norm())
+
+    for prec in ("tf32", "tf32x3", "ieee"):
+        def run(prec: str = prec) -> None:
+            mm_prec[(n // 128, n // 128)](a, b, c, n, n, n, BM=128, BN=128, BK=32, PREC=prec, num_warps=8,
+                                          num_stages=3)
+        run()
+        ms = do_bench(run, warmup=25, rep=200)
+        out[f"triton_{prec}"] = {"ms": ms, "tflops": flops / ms / 1e9, "rel_l2": rel(c)}
+    for allow in (True, False):
+        torch.backends.cuda.matmul.allow_tf32 = allow
+        ms = do_bench(lambda: torch.matmul(a, b), warmup=25, rep=200)
+        out[f"torch_matmul_allow_tf32_{allow}"] = {"ms": ms, "tflops": flops / ms / 1e9,
+                                                   "rel_l2": rel(torch.matmul(a, b))}
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return out
+
+
 def validations(ws: Path, cpu: bool) -> dict:
     """run_validation of the three fixture candidates through a Service (GPU worker, or interpreter)."""
     from pytorch_to_triton.service import Service
@@ -145,10 +196,19 @@ def _num(xs: list) -> str:
 
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
+    timing = timing_probe()
+    print(f"{'4096^3 fp32 matmul':<34}{'ms':>9}{'TFLOP/s':>10}{'rel L2':>11}")
+    for k, v in timing.items():
+        if isinstance(v, dict):
+            print(f"{k:<34}{v['ms']:>9.3f}{v['tflops']:>10.1f}{v['rel_l2']:>11.2e}")
+    if "--timing-only" in sys.argv:
+        (OUT / "gpu_tf32_timing.json").write_text(json.dumps(timing, indent=2))
+        return 0
     ws = Path(tempfile.mkdtemp(prefix="p2t_tf32_"))
     for p in FIX.glob("tf32_*.py"):
         shutil.copy(p, ws / p.name)
-    result: dict = {"rounding": rounding_probe(), "error": error_probe(), "gpu": validations(ws, cpu=False)}
+    result: dict = {"rounding": rounding_probe(), "error": error_probe(), "timing": timing,
+                    "gpu": validations(ws, cpu=False)}
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the second worker sees no GPU: Triton's interpreter
     result["interpreter"] = validations(ws, cpu=True)
     (OUT / "gpu_tf32.json").write_text(json.dumps(result, indent=2, default=str))

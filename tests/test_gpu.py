@@ -84,3 +84,55 @@ def test_benchmark_refuses_wrong_kernel(tmp_path: Path, tmp_service) -> None:
                                 cases=[{"name": "n", "shape": [1 << 20]}], repeats=1)
     cand = next(t for t in rep.timings if t.impl == "cand.py")
     assert not cand.ok and cand.median_ms is None and "wrong result" in (cand.error or "")
+
+
+def _tf32x3_emulated(a, b, c):  # noqa: ANN001, ANN202 - numpy arrays
+    """The interpreter's tf32x3 dot (worker/interp_tf32.py) over the fixture's K loop (BLOCK_K 16)."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+
+    from pytorch_to_triton.worker import interp_tf32
+
+    interp_tf32.install()
+    builder = InterpreterBuilder.__new__(InterpreterBuilder)
+    prec = type("P", (), {"name": "TF32x3"})()
+    acc = TensorHandle(c.astype(np.float32), tl.float32)
+    for k0 in range(0, a.shape[1], 16):
+        acc = builder.create_dot(TensorHandle(np.ascontiguousarray(a[:, k0:k0 + 16]), tl.float32),
+                                 TensorHandle(np.ascontiguousarray(b[k0:k0 + 16]), tl.float32), acc, prec, 0)
+    return acc.data
+
+
+def test_tf32x3_interpreter_matches_gpu_on_nan_and_inf(tmp_path: Path) -> None:
+    """Issue 29 item 6: a NaN already in the accumulator and an inf operand give the same NaN/inf pattern and
+    fp32-close values on the GPU's tf32x3 dot and in the interpreter's emulation."""
+    import importlib.util
+
+    import numpy as np
+    import torch
+
+    fix = Path(__file__).parent / "interp_fixtures"
+    spec = importlib.util.spec_from_file_location("tf32x3_nan_acc", fix / "tf32x3_nan_acc.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    g = torch.Generator().manual_seed(0)
+    a, b, c = torch.randn(16, 64, generator=g), torch.randn(64, 16, generator=g), torch.randn(16, 16, generator=g)
+    c[0] = float("nan")
+    b[5, 3] = float("inf")  # aBig * inf is inf, aSmall * inf's NaN is the correction F32DotTC zeroes
+    gpu = mod.reference(a.cuda(), b.cuda(), c.cuda()).cpu().numpy()
+    emu = _tf32x3_emulated(a.numpy(), b.numpy(), c.numpy())
+    assert np.array_equal(np.isnan(gpu), np.isnan(emu)), (np.isnan(gpu).sum(), np.isnan(emu).sum())
+    assert np.array_equal(np.isinf(gpu), np.isinf(emu))
+    assert np.isnan(gpu[0]).all()
+    fin = np.isfinite(gpu)
+    assert np.allclose(gpu[fin], emu[fin], rtol=1e-5, atol=1e-5), np.abs(gpu[fin] - emu[fin]).max()
+
+
+def test_tf32x3_nan_accumulator_fixture_passes_on_gpu(tmp_path: Path, tmp_service) -> None:
+    """The same fixture that passes under the interpreter passes run_validation on the GPU."""
+    fix = Path(__file__).parent / "interp_fixtures"
+    for name in ("tf32x3_nan_acc_reference.py", "tf32x3_nan_acc.py"):
+        (tmp_path / name).write_text((fix / name).read_text())
+    rep = tmp_service.validate(reference="tf32x3_nan_acc_reference.py", candidates=["tf32x3_nan_acc.py"], trials=1)
+    assert rep.ok and not rep.interpreter, rep.summary

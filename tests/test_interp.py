@@ -88,6 +88,33 @@ def test_ieee_and_tf32x3_dots_pass_fp32_tolerance(fx, cand: str, key: str) -> No
     assert c.tf32["dot_calls"].get(key, 0) > 0
 
 
+@interp_only
+def test_tf32x3_keeps_a_nan_already_in_the_accumulator(fx) -> None:
+    """F32DotTC adds C after the three TF32 dots: a NaN in C survives on the GPU and must here too."""
+    svc, _ = fx
+    rep = svc.validate(reference="tf32x3_nan_acc_reference.py", candidates=["tf32x3_nan_acc.py"], trials=1)
+    c = rep.candidates[0]
+    assert rep.ok, (rep.summary, [f.message for f in c.findings])
+    assert c.tf32["dot_calls"].get("tf32x3", 0) > 0
+
+
+def test_tf32x3_lowering_order_in_numpy() -> None:
+    """The emulation's own arithmetic: C joins last, a split inf's NaN correction is dropped, a NaN in C kept."""
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+
+    interp_tf32.install()
+    builder = InterpreterBuilder.__new__(InterpreterBuilder)
+    prec = type("P", (), {"name": "TF32x3"})()
+    a = TensorHandle(np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32), tl.float32)
+    b = TensorHandle(np.array([[np.inf, 2.0], [0.0, 0.0]], dtype=np.float32), tl.float32)
+    d = TensorHandle(np.array([[np.nan, 1.0], [0.0, 1.0]], dtype=np.float32), tl.float32)
+    out = builder.create_dot(a, b, d, prec, 0).data
+    assert np.isnan(out[0, 0])  # NaN in C kept (the old emulation returned inf here)
+    assert np.isinf(out[1, 0]) and out[1, 0] > 0  # 1 * inf: the correction's inf * 0 = NaN was dropped
+    assert out[0, 1] == 3.0 and out[1, 1] == 3.0
+
+
 def test_not_emulated_is_flagged(tmp_path: Path) -> None:
     cand = tmp_path / "k.py"
     cand.write_text("acc = tl.dot(a, b)\n")

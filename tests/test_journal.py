@@ -85,7 +85,7 @@ def test_entries_are_keyed_to_content_and_go_stale(tmp_path: Path) -> None:
     assert "| stage1.py | FAIL |" in journal.render_report(tmp_path, "t")
     cand.write_text("good")  # back to the validated content: the older PASS describes the file again
     assert "| stage1.py | PASS |" in journal.render_report(tmp_path, "t")
-    side.write_text('notes = "rows are contiguous"\n')  # a new sidecar changes what a run would use
+    side.write_text('notes = "rows are contiguous"\n')  # a whole-file key: a new sidecar changes the key
     md = journal.render_report(tmp_path, "t")
     assert "| stage1.py | FAIL **stale** (reference.p2t.toml added, stage1.py changed)" in md and "> rows are contiguous" in md
     ref.unlink()
@@ -145,3 +145,109 @@ def test_a_shrunk_kernelbench_pass_says_its_sizes(tmp_path: Path) -> None:
                                          "reference": "t/reference.py", **key})
     assert "| stage1.py | PASS (interpreter) at batch_size=128, dim=192 (not full size) |" in \
         journal.render_report(tmp_path, "t")
+
+
+# ---- keyed on what can change the result (issue 29 item 4) -----------------------------------------------------
+SIDE = """notes = "rows are contiguous"
+dtypes = ["float32"]
+
+[tolerances.float32]
+rtol = 1e-4
+atol = 1e-4
+reason = "fp32 accumulation"
+
+[[cases]]
+name = "big"
+shape = [4096]
+"""
+
+
+def _keyed_task(tmp_path: Path) -> tuple[Path, Path]:
+    """A task with a sidecar and one validation, one benchmark and one audit row, each keyed per tool."""
+    d = tmp_path / "t"
+    d.mkdir()
+    (d / "reference.py").write_text("v1")
+    (d / "stage1.py").write_text("good")
+    side = d / "reference.p2t.toml"
+    side.write_text(SIDE)
+    files = [d / "reference.py", d / "stage1.py", side]
+    for tool, extra in (("run_validation", {"ok": True}), ("run_benchmark", {"ok": True, "median_ms": 0.5}),
+                        ("audit_kernel", {"ok": True, "audit_counts": {"P0": 0, "P1": 1, "P2": 0}})):
+        journal.append_entry(tmp_path, "t", {"tool": tool, "stage": "stage1.py", "file": "t/stage1.py",
+                                             "reference": "t/reference.py", **extra,
+                                             **journal.content_key(tmp_path, files, tool=tool)})
+    return side, d / "stage1.py"
+
+
+def _row(md: str, stage: str = "stage1.py") -> str:
+    return next(x for x in md.splitlines() if x.startswith(f"| {stage}"))
+
+
+def test_notes_and_bench_edits_leave_validation_and_audit_current(tmp_path: Path) -> None:
+    side, _ = _keyed_task(tmp_path)
+    assert "stale" not in journal.render_report(tmp_path, "t")
+    side.write_text(SIDE.replace("rows are contiguous", "rows are contiguous; targets may be -100") +
+                    '\n[bench]\nbytes = "2 * numel(inputs[0]) * 4"\nflops = "0"\n')
+    row = _row(journal.render_report(tmp_path, "t"))
+    assert row.startswith("| stage1.py | PASS |") and row.endswith("P1 1 / P2 0 |"), row  # validation, audit current
+    assert "0.5000 **stale** (reference.p2t.toml [bench] changed)" in row, row  # the benchmark reads [bench]
+
+
+def test_a_tolerance_reason_is_prose_its_numbers_are_not(tmp_path: Path) -> None:
+    side, _ = _keyed_task(tmp_path)
+    side.write_text(SIDE.replace('"fp32 accumulation"', '"fp32 accumulation over K <= 4096"'))
+    assert "stale" not in journal.render_report(tmp_path, "t")
+    side.write_text(SIDE.replace("rtol = 1e-4", "rtol = 1e-3"))
+    row = _row(journal.render_report(tmp_path, "t"))
+    assert "PASS **stale** (reference.p2t.toml [tolerances] changed)" in row, row
+    assert row.endswith("P0 0 / P1 1 / P2 0 |")  # the audit does not read tolerances
+
+
+@pytest.mark.parametrize("edit,section", [
+    (lambda s: s.replace('shape = [4096]', 'shape = [4097]'), "[cases]"),
+    (lambda s: s.replace('dtypes = ["float32"]', 'dtypes = ["float32", "bfloat16"]'), "[dtypes]"),
+    (lambda s: "require = [\"nan_propagation\"]\n" + s, "[require]"),  # a key this version does not know counts
+])
+def test_settings_that_change_results_make_validation_stale(tmp_path: Path, edit, section: str) -> None:
+    side, _ = _keyed_task(tmp_path)
+    side.write_text(edit(SIDE))
+    row = _row(journal.render_report(tmp_path, "t"))
+    assert f"PASS **stale** (reference.p2t.toml {section} changed)" in row, row
+
+
+def test_an_unparseable_sidecar_makes_rows_stale(tmp_path: Path) -> None:
+    side, _ = _keyed_task(tmp_path)
+    side.write_text(SIDE + "\n[[cases]\n")
+    assert "PASS **stale** (reference.p2t.toml changed)" in _row(journal.render_report(tmp_path, "t"))
+
+
+def test_no_row_for_a_file_that_is_gone(tmp_path: Path) -> None:
+    _, stage1 = _keyed_task(tmp_path)
+    (tmp_path / "t" / "stage2.py").write_text("next")
+    journal.append_entry(tmp_path, "t", {"tool": "run_validation", "stage": "stage2.py", "file": "t/stage2.py",
+                                         "ok": True, "reference": "t/reference.py",
+                                         **journal.content_key(tmp_path, [tmp_path / "t" / "stage2.py"])})
+    stage1.unlink()
+    md = journal.render_report(tmp_path, "t")
+    assert "| stage1.py" not in md and "| stage2.py | PASS |" in md
+    assert "No row for stage1.py: the file is gone" in md
+
+
+def test_service_rows_show_extra_cases_and_sidecar_settings(tmp_path: Path, tmp_service) -> None:
+    (tmp_path / "add").mkdir()
+    shutil.copy(TASKS / "add_reference.py", tmp_path / "add" / "reference.py")
+    shutil.copy(TASKS / "add_stage1.py", tmp_path / "add" / "stage1.py")
+    side = tmp_path / "add" / "reference.p2t.toml"
+    side.write_text('notes = "x and y broadcast-free"\n\n[[cases]]\nname = "len_1025"\nshape = [1025]\n')
+    rep = tmp_service.validate(reference="add/reference.py", candidates=["add/stage1.py"], trials=1,
+                               only_cases=["odd_7", "len_1025"])
+    assert rep.ok, rep.summary
+    entry = journal.read_entries(tmp_path, "add")[-1]
+    assert entry["extra_cases"] == ["len_1025"] and entry["file"] == "add/stage1.py"
+    assert journal.content_key(tmp_path, [side], tool="run_validation")["files"]["add/reference.p2t.toml"] == \
+        entry["files"]["add/reference.p2t.toml"]
+    md = journal.render_report(tmp_path, "add")
+    assert "- stage1.py: extra cases len_1025; sidecar: 1 case(s) len_1025" in md, md
+    side.write_text(side.read_text().replace("broadcast-free", "broadcast-free, contiguous") +
+                    '\n[bench]\nbytes = "3 * 4 * numel(inputs[0])"\n')
+    assert "stale" not in journal.render_report(tmp_path, "add")

@@ -54,7 +54,9 @@ def test_in_memory_tools_schemas_and_validation(service) -> None:
 
             bench = await client.call_tool("run_benchmark", {"reference": TASK, "candidates": [STAGE]})
             if not Path("/dev/nvidiactl").exists():
-                assert bench.is_error and "needs a CUDA GPU" in bench.content[0].text
+                # No GPU: a roofline ESTIMATE per candidate, labelled so (issue 29 item 7), not a refusal.
+                assert not bench.is_error and "ESTIMATE µs on H200 SXM" in bench.content[0].text, bench.content
+                assert bench.structured_content["estimate"][0]["ok"] is True
 
             audit = await client.call_tool("audit_kernel", {"path": STAGE, "compile": False})
             assert not audit.is_error, audit.content
@@ -105,7 +107,7 @@ def test_stdio_end_to_end() -> None:
             if Path("/dev/nvidiactl").exists():
                 assert not bench.is_error and bench.structured_content["timings"]
             else:
-                assert bench.is_error and "CUDA GPU" in bench.content[0].text
+                assert not bench.is_error and bench.structured_content["estimate"], bench.content  # ESTIMATE
             audit = await client.call_tool("audit_kernel", {"path": stage, "reference": ref, "compile": False})
             assert not audit.is_error
             assert audit.structured_content["counts"]["P0"] == 0, audit.structured_content["findings"]

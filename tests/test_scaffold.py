@@ -221,3 +221,15 @@ def test_input_and_init_specs_parse() -> None:
                                                                               "act": "'gelu'"}
     with pytest.raises(UsageError, match="defined twice"):
         scaffold.parse_inputs("x=float32[n=4]; y=float32[n=5]")
+
+
+def test_new_writes_files_with_the_users_umask(tmp_path: Path) -> None:
+    """`new` wrote 0600 files (mkstemp's mode); a task folder is the user's, readable as their umask says."""
+    shutil.copy(FIX / "kb_scaled_relu.py", tmp_path / "kb.py")
+    old = os.umask(0o022)
+    try:
+        res = scaffold.scaffold("kb.py", root=tmp_path)
+    finally:
+        os.umask(old)
+    assert res.written
+    assert {p.name: p.stat().st_mode & 0o777 for p in res.written} == {p.name: 0o644 for p in res.written}

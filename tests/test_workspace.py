@@ -74,3 +74,32 @@ def test_atomic_write_keeps_old_copy_on_failure(tmp_path: Path) -> None:
         atomic_write(target, 123)  # type: ignore[arg-type]
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temp file left behind
+
+
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_atomic_write_new_file_follows_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
+    """mkstemp's 0600 is not the user's choice: a new file gets what open() would give it (issue 29 item 8)."""
+    old = os.umask(umask)
+    try:
+        atomic_write(tmp_path / "f.py", "x = 1\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "f.py").stat().st_mode & 0o777 == mode
+
+
+def test_atomic_write_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+    p = tmp_path / "run.sh"
+    p.write_text("old\n")
+    p.chmod(0o755)
+    atomic_write(p, "new\n")
+    assert p.read_text() == "new\n" and p.stat().st_mode & 0o777 == 0o755
+
+
+def test_atomic_write_given_mode_wins(tmp_path: Path) -> None:
+    """A private file (an MCP client config) is 0600 from its first byte, whatever the umask."""
+    old = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "config.toml", "token = 1\n", mode=0o600)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "config.toml").stat().st_mode & 0o777 == 0o600

@@ -135,10 +135,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         sweep = json.loads(args.sweep) if args.sweep else None
         rep = svc.benchmark(reference=args.reference, candidates=args.candidates, dtype=args.dtype, cases=cases,
                             sweep=sweep, compile=args.compile, cuda_graph=args.cuda_graph, repeats=args.repeats,
-                            sizes=_sizes(args.sizes), timeout_s=args.timeout, device=args.device, on_event=_progress(args.quiet or args.json))
+                            sizes=_sizes(args.sizes), timeout_s=args.timeout, device=args.device, on_event=_progress(args.quiet or args.json),
+                            gpu=args.gpu)
     finally:
         svc.close()
-    _emit(args, rep, _bench_text(rep))
+    if (rep.model_extra or {}).get("estimate") is not None:  # no GPU: the roofline ESTIMATE table, not timings
+        _emit(args, rep, "\n".join([rep.verdict, "", rep.summary, "", f"note: {rep.notes[-1]}" if rep.notes else "",
+                                     f"reproduce: {rep.reproduce}"]))
+    else:
+        _emit(args, rep, _bench_text(rep))
     return 0 if rep.ok else 1
 
 
@@ -152,12 +157,20 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0 if not (rep.counts or {}).get("P0") else 1
 
 
+def _docs_topic(args: argparse.Namespace) -> str | None:
+    """The topic as `docs tl.dot`, `docs topic=tl.dot` (SKILL.md's tool-call spelling) or `docs --topic tl.dot`."""
+    topic = args.topic_opt or args.topic
+    if topic and topic.startswith("topic="):
+        topic = topic[len("topic="):].strip("'\"")
+    return topic or None
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     from .service import Service
 
     svc = Service(args.workspace, device="cpu")
     try:
-        rep = svc.docs(topic=args.topic, refresh=args.refresh, offline=args.offline, cache_dir=args.cache_dir,
+        rep = svc.docs(topic=_docs_topic(args), refresh=args.refresh, offline=args.offline, cache_dir=args.cache_dir,
                        max_chars=args.max_chars, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
@@ -224,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeats", type=int, default=3)
     b.add_argument("--timeout", type=float, default=600)
     b.add_argument("--device", default=None)
+    b.add_argument("--gpu", help="no GPU here: the GPU the roofline ESTIMATE is for (H200, H100, A100, L4, RTX 4090, "
+                   "or 'NAME:bw=GB/s,fp32=..,tf32=..,bf16=..'); default H200")
     b.set_defaults(func=cmd_bench)
 
     a = sub.add_parser("audit", parents=[common], help="audit a Triton kernel file")
@@ -233,7 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(func=cmd_audit)
 
     d = sub.add_parser("docs", parents=[common], help="fetch/cache/search Triton docs")
-    d.add_argument("topic", nargs="?")
+    d.add_argument("topic", nargs="?", help="e.g. tl.dot (topic=tl.dot and --topic tl.dot work too)")
+    d.add_argument("--topic", dest="topic_opt", help=argparse.SUPPRESS)
     d.add_argument("--refresh", action="store_true")
     d.add_argument("--offline", action="store_true")
     d.add_argument("--cache-dir", default="docs/.triton_docs")
@@ -251,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("report", parents=[common], help="render a task's run journal as a markdown table")
     r.add_argument("task", nargs="?", help="task name (e.g. examples-softmax); omit to list tasks")
+    r.add_argument("--gpu", help="the GPU the report's roofline ESTIMATE table is for (default H200)")
     r.set_defaults(func=cmd_report)
 
     st = sub.add_parser("suite", parents=[common], help="validate (and on a GPU benchmark) every problem of a "
@@ -316,7 +333,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         tasks = journal.list_tasks(root)
         print("\n".join(tasks) if tasks else "no journal yet: run validate/bench/audit on a task first")
         return 0
-    print(journal.render_report(root, args.task))
+    print(journal.render_report(root, args.task, gpu=args.gpu))
     return 0
 
 

@@ -449,7 +449,7 @@ def _backup_dir(path: Path) -> Path:
 
 
 def _write(path: Path, data: str | bytes, mode: int) -> None:
-    atomic_write(path, data)
+    atomic_write(path, data, mode)  # the mode is set before the content lands: a 0600 config is never readable
     os.chmod(path, mode)
 
 

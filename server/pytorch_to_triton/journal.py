@@ -80,29 +80,57 @@ def task_files(root: Path, reference: Path, candidate: Path) -> list[Path]:
     return files
 
 
-def content_key(root: Path, paths: list[Path]) -> dict[str, Any]:
+def content_key(root: Path, paths: list[Path], tool: str | None = None) -> dict[str, Any]:
     """{'files': {relative path: sha256 or None when absent}, 'key': sha256 over them}.
 
-    An absent file is recorded too (a sidecar written after the run changes what a run would use)."""
+    An absent file is recorded too (a sidecar written after the run changes what a run would use). With `tool`, the
+    task sidecar is keyed on the settings that tool reads (journal_keys.py), not its bytes: editing notes or [bench]
+    leaves a validation current; 'sidecar_sections' then holds per-section digests to name what changed."""
+    from . import journal_keys
+    from .sidecar import SUFFIX
+
     files: dict[str, str | None] = {}
+    out: dict[str, Any] = {}
     for p in paths:
         try:
             rel = str(Path(p).resolve().relative_to(Path(root).resolve()))
         except ValueError:
             rel = str(p)
-        files[rel] = sha256_file(p)
+        if tool is not None and rel.endswith(SUFFIX):
+            files[rel], out["sidecar_sections"] = journal_keys.settings_key(Path(p), tool)
+        else:
+            files[rel] = sha256_file(p)
     key = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
-    return {"files": files, "key": key}
+    return {"files": files, "key": key, **out}
 
 
 def changed_files(root: Path, entry: dict[str, Any]) -> list[str]:
     """The files of an entry whose content differs now (or which are gone); [] for an entry without hashes."""
+    from . import journal_keys
+
     out = []
     for rel, digest in (entry.get("files") or {}).items():
+        if journal_keys.is_settings_key(digest):
+            tool = str(entry.get("tool", ""))
+            now_key, _ = journal_keys.settings_key(Path(root) / rel, tool)
+            if now_key != digest:
+                out.append(journal_keys.describe_change(Path(rel).name, entry.get("sidecar_sections") or {},
+                                                        Path(root) / rel, tool))
+            continue
         now = sha256_file(Path(root) / rel)
         if now != digest:
             out.append(f"{Path(rel).name} {'deleted' if now is None else 'added' if digest is None else 'changed'}")
     return out
+
+
+def stage_file_gone(root: Path, entry: dict[str, Any]) -> bool:
+    """True when the file a row is about (its stage) no longer exists: the report keeps no row for it."""
+    stage = entry.get("file") or entry.get("stage")
+    if not stage:
+        return False
+    files = entry.get("files") or {}
+    rel = stage if stage in files else next((r for r in files if Path(r).name == Path(stage).name), None)
+    return rel is not None and not (Path(root) / rel).exists()
 
 
 def _path(root: Path, task: str) -> Path:
@@ -172,8 +200,21 @@ def _notes(root: Path, entries: list[dict[str, Any]]) -> str:
     return side.notes if side is not None else ""
 
 
-def render_report(root: Path, task: str) -> str:
-    """Stage by stage: the validation verdict, benchmark figures and audit counts for the files as they are now."""
+def _what_ran(stage: str, e: dict[str, Any]) -> list[str]:
+    """One bullet per validation row: the extra cases (sidecar or arguments) and the sidecar settings it used."""
+    parts = []
+    if e.get("extra_cases"):
+        parts.append("extra cases " + ", ".join(map(str, e["extra_cases"])))
+    if e.get("sidecar_used"):
+        parts.append("sidecar: " + "; ".join(map(str, e["sidecar_used"])))
+    if e.get("checks"):
+        parts.append("checks: " + ", ".join(f"{k} {v}" for k, v in e["checks"].items()))
+    return [f"- {stage}: " + "; ".join(parts)] if parts else []
+
+
+def render_report(root: Path, task: str, gpu: str | None = None) -> str:
+    """Stage by stage: the validation verdict, benchmark figures and audit counts for the files as they are now;
+    where run_benchmark had no GPU, its roofline ESTIMATE per stage on `gpu` (default H200)."""
     entries = read_entries(root, task)
     by_stage: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for e in entries:
@@ -191,7 +232,13 @@ def render_report(root: Path, task: str) -> str:
               "|---|---|---|---|---|---|---|---|"]
     plot = None
     any_stale = False
+    gone: list[str] = []
+    ran: list[str] = []
+    estimates: list[tuple[str, dict[str, Any]]] = []
     for stage, tools in by_stage.items():
+        if stage_file_gone(root, [e for es in tools.values() for e in es][-1]):
+            gone.append(stage)
+            continue
         val = audit = "–"
         bench = ""
         b: dict[str, Any] = {}
@@ -202,6 +249,10 @@ def render_report(root: Path, task: str) -> str:
             val = ("PASS" if e.get("ok") else "FAIL") + (" (interpreter)" if e.get("interpreter") else "") + at + \
                 _stale(changed)
             any_stale |= bool(changed)
+            ran += _what_ran(stage, e)
+        if "roofline_estimate" in tools:
+            e, changed = _current(root, tools["roofline_estimate"])
+            estimates.append((stage + (" **stale**" if changed else ""), e))
         if "run_benchmark" in tools:
             b, changed = _current(root, tools["run_benchmark"])
             bench = _stale(changed)
@@ -216,6 +267,14 @@ def render_report(root: Path, task: str) -> str:
                      f"{_fmt(b.get('speedup_vs_eager'), '.2f', '×')} | {_fmt(b.get('speedup_vs_compile'), '.2f', '×')} | "
                      f"{_fmt(b.get('pct_peak_bw'), '.1f', '%')} | {_fmt(b.get('pct_peak_flops'), '.1f', '%')} | "
                      f"{audit} |")
+    if estimates:
+        from .roofline_estimate import report_lines
+
+        lines += report_lines(estimates, gpu)
+    if ran:
+        lines += ["", "What the validations above ran (extra cases and task-sidecar settings):", "", *ran]
+    if gone:
+        lines += ["", f"No row for {', '.join(gone)}: the file is gone (its results stay in the journal file)."]
     if any_stale:
         lines += ["", "**stale**: the file changed since that result (hashes differ); run the tool again on the "
                   "current files before quoting it."]

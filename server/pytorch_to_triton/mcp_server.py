@@ -177,14 +177,19 @@ def build_server(service: Service) -> MCPServer:
                                                       "sizes instead of the problem's own, e.g. {'batch_size': 7}")] = None,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit")] = 600,
         device: Annotated[str | None, Field(description="GPU to use, e.g. 'cuda:0'")] = None,
+        gpu: Annotated[str | None, Field(description="no GPU here: the GPU the roofline ESTIMATE divides by, e.g. "
+                                         "'H200', 'H100', 'A100', 'L4', 'RTX 4090' (default H200)")] = None,
     ) -> Annotated[CallToolResult, BenchmarkReport]:
         """Re-validate then time each candidate with triton.testing.do_bench (median, min, p20, p80; L2 flushed)
         against eager PyTorch and torch.compile of the reference; reports GB/s, TFLOP/s and % of this GPU's measured
-        peaks, speedups with significance, peak memory, autotune choices. GPU only."""
+        peaks, speedups with significance, peak memory, autotune choices. Without a GPU: a roofline ESTIMATE per
+        candidate instead (bytes and tl.dot FLOPs counted under the interpreter, scaled to full size, divided by
+        `gpu`'s datasheet peaks): it ranks stages by traffic and work, it is not their time."""
         rep = await _run(ctx, service.benchmark, reference=reference, candidates=candidates,
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, cases=cases, sweep=sweep, dtype=dtype, compile=compile,
-                         cuda_graph=cuda_graph, repeats=repeats, sizes=sizes, timeout_s=timeout_s, device=device)
+                         cuda_graph=cuda_graph, repeats=repeats, sizes=sizes, timeout_s=timeout_s, device=device,
+                         gpu=gpu)
         return _result(rep, rep.summary or rep.verdict, rep.plot)
 
     @server.tool(

@@ -214,6 +214,8 @@ class Service:
             cmd += ["--dtypes", ",".join(dtypes)]
         if sizes:
             cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
+        if only_cases:  # a subset run reproduces as the same subset
+            cmd += ["--only-cases", ",".join(only_cases)]
         report.reproduce = shlex.join(cmd)
         if side is not None:
             report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
@@ -223,7 +225,7 @@ class Service:
             shrunk = extra.get("sizes_used") if extra.get("full_size_run") is False else None
             self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
                           len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter,
-                          "sizes_not_full": shrunk})
+                          "sizes_not_full": shrunk, **_journal_ran(cases, side_used, extra)})
         return report
 
     # ---- run_benchmark --------------------------------------------------------------------------
@@ -249,6 +251,7 @@ class Service:
         device: str | None = None,
         on_event: OnEvent | None = None,
         cancel: threading.Event | None = None,
+        gpu: str | None = None,
     ) -> BenchmarkReport:
         """Time candidates against eager PyTorch and torch.compile on the GPU, with roofline figures."""
         ref = self.source(reference, reference_code, "reference")
@@ -269,8 +272,13 @@ class Service:
             if not isinstance(sweep.get("values"), list) or not sweep["values"] or not sweep.get("param"):
                 raise UsageError("sweep needs {'param': 'N', 'values': [256, 1024, ...], 'shape': [4096, 'N']}")
         if all(s.name == "cpu" for s in self.pool.slots) and not self._has_gpu_hint():
-            raise UsageError("run_benchmark needs a CUDA GPU and none is visible here; timing under Triton's CPU "
-                             "interpreter would be meaningless. Run run_validation instead, or use a GPU machine")
+            # No GPU: no timing (the interpreter's would be meaningless), a roofline ESTIMATE per candidate instead.
+            from .roofline_estimate import no_gpu_benchmark
+
+            est = {"workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
+                   "candidate_entry": candidate_entry, "dtype": dtype, "cases": _cases(cases), "sweep": sweep,
+                   "sizes": check_sizes(sizes) if sizes else None}
+            return no_gpu_benchmark(self, ref, cand_paths, est, gpu, timeout_s, on_event, cancel)
         args = {
             "workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
             "candidate_entry": candidate_entry, "candidates": [str(p) for p in cand_paths],
@@ -429,6 +437,7 @@ class Service:
             if on_event is not None:
                 on_event(message, fraction, 1.0 if fraction is not None else None)
 
+        created = not target.exists()
         try:
             res = fetch_docs(target, topic=topic, refresh=refresh, offline=offline, max_chars=int(max_chars),
                              config=config, on_event=ev)
@@ -440,20 +449,32 @@ class Service:
         # The per-page files can number ~170; the assistant needs the combined files, not the list.
         data["files"] = [f for f in files if "/pages/" not in f.replace("\\", "/")]
         data["pages_cached_files"] = len(files) - len(data["files"])
+        if created and target.exists():  # the one folder this tool writes outside .pytorch-to-triton/: say so
+            data["summary"] = (f"Created {self.ws.relative(target)}/ (the Triton docs cache; delete it to drop the "
+                               f"cache, or pass cache_dir to put it elsewhere).\n{data.get('summary', '')}")
         return DocsReport.model_validate(data)
 
     # ---- journal --------------------------------------------------------------------------------
     def _journal(self, ref: Path, tool: str, stage: str, fields: dict[str, Any]) -> None:
         entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "tool": tool, "stage": Path(stage).name,
-                 "reference": self.ws.relative(ref), **fields}
+                 "file": stage, "reference": self.ws.relative(ref), **fields}
         try:
             from . import journal
 
             # Keyed to the content it ran: the report marks the entry stale once one of these files changes.
-            entry.update(journal.content_key(self.ws.root, journal.task_files(self.ws.root, ref, self.ws.root / stage)))
+            entry.update(journal.content_key(self.ws.root, journal.task_files(self.ws.root, ref, self.ws.root / stage),
+                                             tool=tool))
             journal.append_entry(self.ws.root, journal.task_id(ref, self.ws.root), entry)
         except (OSError, ImportError):
             pass  # the journal is a convenience; never fail a tool call over it
+
+
+def _journal_ran(cases: Any, side_used: list[str], extra: dict[str, Any]) -> dict[str, Any]:
+    """What a validation row shows it ran: extra case names, the sidecar settings used, KernelBench's checks."""
+    names = [c.get("name") if isinstance(c, dict) else getattr(c, "name", None) for c in cases or []]
+    checks = ((extra.get("kernelbench") or {}).get("checks") or {}) if isinstance(extra.get("kernelbench"), dict) else {}
+    return {"extra_cases": [n for n in names if n], "sidecar_used": list(side_used),
+            "checks": {k: str(v).split(" ")[0] for k, v in checks.items()}}
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')

@@ -72,6 +72,15 @@ def reference_for(sidecar: Path) -> Path:
     return sidecar.with_name(sidecar.name[: -len(SUFFIX)] + ".py")
 
 
+def read_table(path: Path) -> dict[str, Any]:
+    """A sidecar's raw TOML table, unchecked (journal keys); FileNotFoundError when absent, ValueError when bad."""
+    text = Path(path).read_bytes().decode("utf-8", errors="strict")
+    try:
+        return _toml_loads(text)
+    except _toml_error() as e:
+        raise ValueError(str(e)) from e
+
+
 @dataclass
 class Problem:
     """What the server can tell about a reference from its AST alone."""

@@ -13,12 +13,34 @@ STATE_DIR = ".pytorch-to-triton"
 MAX_SOURCE_BYTES = 1024 * 1024  # a kernel file larger than 1 MiB is almost surely a mistake
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
-    """Write a file so that a crash at any point leaves either the old or the new content."""
+def _umask() -> int:
+    """The process's umask, read without changing it where /proc allows (os.umask only reads by setting)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def atomic_write(path: Path, data: bytes | str, mode: int | None = None) -> None:
+    """Write a file so that a crash at any point leaves either the old or the new content; `mode` (else the
+    replaced file's, else the umask's) is set before any byte is written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp creates 0600; the file is the user's (a scaffolded task, a journal): give it the mode open() would,
+        # or the mode of the file it replaces.
+        if mode is None:
+            try:
+                mode = path.stat().st_mode & 0o7777
+            except OSError:
+                mode = 0o666 & ~_umask()
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()

@@ -202,6 +202,10 @@ def _dispatch(op: str, args: dict[str, Any], rt: Any, patches: Any, emit: Any) -
         from .bench import compiled_analysis
 
         return compiled_analysis(args, rt, emit, patches)
+    if op == "estimate":  # run_benchmark without a GPU: a roofline estimate from the interpreter's counts
+        from .estimate import estimate_candidate
+
+        return estimate_candidate(args, rt, emit, patches)
     if op == "kernelbench_check":  # run_suite: KernelBench's plain criterion beside our verdict
         from .kb_criterion import kernelbench_check
 

@@ -287,6 +287,11 @@ def _bench_specs(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float
     return [(name, shapes[name], None)]
 
 
+def bench_cases(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float | None]]:
+    """The cases run_benchmark would time (the roofline estimate scales to the first one)."""
+    return _bench_specs(task, args)
+
+
 def _close(out: Any, ref: Any, dtype: torch.dtype, loose: float, tolerances: dict[str, Any] | None = None,
            case: Any = None, native_err: float | None = None) -> tuple[bool, str]:
     """Output vs reference under the validator's tolerances (the reference's TOLERANCES and the call's), loosened

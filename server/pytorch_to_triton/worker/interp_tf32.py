@@ -10,7 +10,10 @@ tolerance on CPU and fails it on the GPU. We wrap create_dot and round the opera
   WGMMAEltType::tf32; MMAv2 keeps TF32 operands as f32 in shared memory too); the tensor core then uses only the top 10 mantissa bits, i.e. it
   truncates (the low 13 bits are ignored). benchmarks/gpu_tf32.py checks this bit for bit on the GPU.
 * "tf32x3": lib/Dialect/TritonGPU/Transforms/F32DotTC.cpp splits each operand into big = cvt.rna.tf32(x) and
-  small = x - big and sums three TF32 dots (small*big + big*small + big*big, NaNs of the correction dropped).
+  small = x - big, and computes dot(aSmall, bBig, 0) -> dot(aBig, bSmall, .) -> NaN -> 0 -> dot(aBig, bBig, .)
+  -> + C: the correction starts from zero and the accumulator C is added last (Triton 3.2 and later; before that
+  C went into the first dot and no NaN was masked). A NaN already in C therefore stays NaN, as on the GPU; only
+  NaNs the correction makes (inf * 0 from a split inf) are dropped.
 * "ieee": exact fp32, as before.
 
 install() returns a description of what is emulated, or raises NotEmulated when the interpreter's internals are not
@@ -120,7 +123,7 @@ def _make_wrapper(orig: Any, tl: Any) -> Any:
 
 
 def _tf32x3(self: Any, orig: Any, a: Any, b: Any, d: Any, prec: Any, imprecise: Any, handle: type) -> Any:
-    """F32DotTC's decomposition: dot(aS, bB, c) -> dot(aB, bS, .) -> NaN -> 0 -> dot(aB, bB, .), each in TF32."""
+    """F32DotTC's lowering: dot(aS, bB, 0) -> dot(aB, bS, .) -> NaN -> 0 -> dot(aB, bB, .) -> + C, each in TF32."""
     with np.errstate(invalid="ignore", over="ignore"):
         a_big, b_big = tf32_round_rna(a.data), tf32_round_rna(b.data)
         a_small = tf32_truncate((a.data.astype(np.float32) - a_big).astype(np.float32))
@@ -129,10 +132,13 @@ def _tf32x3(self: Any, orig: Any, a: Any, b: Any, d: Any, prec: Any, imprecise: 
         def dot(x: np.ndarray, y: np.ndarray, acc: Any) -> Any:
             return orig(self, handle(x, a.dtype), handle(y, b.dtype), acc, prec, imprecise)
 
-        d1 = dot(a_small, b_big, d)
+        zero = handle(np.zeros_like(d.data), d.dtype)
+        d1 = dot(a_small, b_big, zero)
         d2 = dot(a_big, b_small, d1)
         d2 = handle(np.where(np.isnan(d2.data), np.zeros_like(d2.data), d2.data), d2.dtype)
-        return dot(a_big, b_big, d2)
+        d3 = dot(a_big, b_big, d2)
+        # The accumulator joins last (arith.addf dot3, C): a NaN or inf already in it survives, as on the GPU.
+        return handle((d3.data + d.data).astype(d3.data.dtype), d3.dtype)
 
 
 def install() -> dict[str, Any]:

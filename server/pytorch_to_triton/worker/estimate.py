@@ -1,0 +1,176 @@
+"""A roofline ESTIMATE of one candidate without a GPU: its counted traffic and tl.dot work, scaled to full size.
+
+The candidate runs once under Triton's interpreter at a size it can finish (the validated size: KernelBench's
+shrunk main case, or for a make_inputs reference the largest of its SHAPES the interpreter runs quickly, or the
+benchmark's own case when that is small enough), with interp_traffic.counting() around the call. The counts are
+then scaled to the size run_benchmark would time (the problem's full size) by one rule, stated in the answer:
+
+    bytes x (reference's compulsory bytes at full size / at the measured size)
+    FLOPs x (reference's FLOPs at full size / at the measured size)   [bytes' ratio when it counts no FLOPs]
+    loads of a launch that runs tl.dot x the FLOPs' ratio: a tiled matmul or attention rereads its operand tiles
+    once per output tile, so its loads grow with M N K (4 (M K N / BN + K N M / BM) bytes), not with M K + K N
+
+where "compulsory bytes" are inputs + outputs (+ an nn.Module's parameters) and the reference's FLOPs are counted
+by torch's FlopCounterMode, both on fake tensors (nothing is allocated at full size). The rule holds for kernels
+whose traffic grows with the problem; block-size effects (a grid rounded up to whole blocks, reread tiles of a
+matmul) scale only approximately. The server divides the scaled figures by a GPU's peaks (gpu_peaks.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import interp_traffic
+from . import kernelbench as kbench
+from .roofline import nested_tensors
+from .tasks import Case, Task, TaskError, dtype_from_name, load_task
+
+# Measure at the benchmark's own size when its inputs + outputs are at most this many elements; the interpreter runs
+# ~1e6 elements of a vector add per second, so this stays a few seconds per candidate.
+MEASURE_MAX_ELEMS = 1 << 20
+RULE = ("bytes scaled by the reference's inputs + outputs (+ parameters) bytes at full size over those at the measured "
+        "size; FLOPs, and the loads of launches that run tl.dot (tiles reread per output tile), by the reference's "
+        "FlopCounterMode FLOPs at full over measured (bytes' ratio when it counts none)")
+
+
+def _fake_bytes(value: Any) -> int:
+    """Bytes of every tensor in a value, each tensor once (fake tensors have no data pointer to compare)."""
+    seen: set[int] = set()
+    total = 0
+    for t in nested_tensors(value):
+        if id(t) not in seen:
+            seen.add(id(t))
+            total += t.numel() * t.element_size()
+    return total
+
+
+def _fake_work(run: Any) -> tuple[float, float]:
+    """(compulsory bytes, FLOPs) of `run()` -> (inputs, output, model) on fake tensors."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FakeTensorMode(allow_non_fake_inputs=True), torch.no_grad():
+        counter = FlopCounterMode(display=False)
+        with counter:
+            inputs, out, model = run()
+        params = list(model.parameters()) + list(model.buffers()) if isinstance(model, torch.nn.Module) else []
+        return float(_fake_bytes(inputs) + _fake_bytes(out) + _fake_bytes(params)), float(counter.get_total_flops())
+
+
+def _kb_work(task: Task, sizes: dict[str, int]) -> tuple[float, float]:
+    mod = task.ref_mod
+
+    def run() -> tuple[Any, Any, Any]:
+        inputs = list(mod.get_inputs())
+        model = mod.Model(*list(getattr(mod, "get_init_inputs", list)()))
+        return inputs, model(*inputs), model
+
+    with kbench.sized(mod, sizes):
+        return _fake_work(run)
+
+
+def _form_a_work(task: Task, shape: Any, dtype: torch.dtype, device: str) -> tuple[float, float]:
+    def run() -> tuple[Any, Any, Any]:
+        inputs = task.make_inputs(Case("estimate", shape, dtype, device, 0, 1.0))
+        return inputs, task.ref_fn(*inputs), None
+
+    return _fake_work(run)
+
+
+def _elems(nbytes_: float, dtype: torch.dtype) -> float:
+    return nbytes_ / max(1, torch.empty((), dtype=dtype).element_size())
+
+
+def _plan_kernelbench(task: Task, args: dict[str, Any], device: str) -> tuple[Any, Any, torch.dtype, str]:
+    full = kbench.bench_specs(task, {"sizes": args.get("sizes")})[0][1]
+    dtype = dtype_from_name(args["dtype"]) if args.get("dtype") else kbench.native_dtype(task, full)
+    try:
+        full_bytes, _ = _kb_work(task, full)
+    except Exception:  # noqa: BLE001 - no fake-tensor run: measure at the validated size
+        full_bytes = float("inf")
+    if _elems(full_bytes, dtype) <= MEASURE_MAX_ELEMS:
+        return full, full, dtype, "the full size itself"
+    main = kbench.plan(task.ref_mod, device, args.get("sizes"), None).main.sizes
+    return main, full, dtype, "the validated (shrunk) size"
+
+
+def _plan_form_a(task: Task, args: dict[str, Any], device: str) -> tuple[Any, Any, torch.dtype, str]:
+    from .bench import bench_cases
+
+    full = bench_cases(task, {k: args.get(k) for k in ("cases", "sweep")})[0][1]
+    names = [args["dtype"]] if args.get("dtype") else list(getattr(task.ref_mod, "DTYPES", None) or ["float32"])
+    dtype = dtype_from_name(names[0])
+    sized: list[tuple[float, Any]] = []
+    for _, shape, _, _ in task.case_specs([names[0]], None, False):
+        try:
+            sized.append((_form_a_work(task, shape, dtype, device)[0], shape))
+        except Exception:  # noqa: BLE001 - a shape the fake run cannot take is not a candidate to measure at
+            continue
+    try:
+        full_bytes = _form_a_work(task, full, dtype, device)[0]
+    except Exception:  # noqa: BLE001
+        full_bytes = float("inf")
+    if _elems(full_bytes, dtype) <= MEASURE_MAX_ELEMS:
+        return full, full, dtype, "the benchmark's own size"
+    fits = [s for s in sized if s[0] > 0 and _elems(s[0], dtype) <= MEASURE_MAX_ELEMS]
+    if not fits:
+        raise TaskError("inputs", "no validation case is small enough to run under the interpreter for an "
+                        "estimate; add a smaller entry to SHAPES", usage=True)
+    return max(fits, key=lambda s: s[0])[1], full, dtype, "the largest validation case"
+
+
+def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -> dict[str, Any]:
+    """Count one candidate's traffic and tl.dot FLOPs under the interpreter and scale them to full size."""
+    if not rt.interpreter:
+        return {"error_usage": "the roofline estimate counts under Triton's CPU interpreter; on a GPU, call "
+                               "run_benchmark for measured times"}
+    task = load_task(Path(args["reference"]), Path(args["candidate"]), args.get("reference_entry"),
+                     args.get("candidate_entry"), rt.device)
+    plan = _plan_kernelbench if task.kernelbench else _plan_form_a
+    measured, full, dtype, where = plan(task, args, rt.device)
+    out: dict[str, Any] = {"candidate": args["candidate_display"], "measured_at": where, "dtype": str(dtype)[6:],
+                           "measured_sizes": measured, "full_sizes": full, "scale_rule": RULE}
+    emit("progress", message=f"{out['candidate']}: counting loads, stores and tl.dot at {where}", progress=0, total=1)
+    case = Case("estimate", measured, dtype, rt.device, int(args.get("seed", 0)), 1.0)
+    if task.kernelbench:
+        task.prepare(case)
+    inputs = task.make_inputs(case)
+    try:
+        with interp_traffic.counting() as counter:
+            task.cand_fn(*inputs)
+    except Exception as e:  # noqa: BLE001 - the candidate's failure is data, as in run_validation
+        out.update(ok=False, error=f"{type(e).__name__}: {str(e)[:500]}")
+        return out
+    totals = counter.totals()
+    try:
+        if task.kernelbench:
+            (m_bytes, m_flops), (f_bytes, f_flops) = _kb_work(task, measured), _kb_work(task, full)
+        else:
+            (m_bytes, m_flops) = _form_a_work(task, measured, dtype, rt.device)
+            (f_bytes, f_flops) = _form_a_work(task, full, dtype, rt.device)
+    except Exception as e:  # noqa: BLE001 - the reference does not run on fake tensors: no scaling rule applies
+        if measured == full:  # counted at full size: nothing to scale (the reference's bytes stay unknown)
+            m_bytes = m_flops = f_bytes = f_flops = 0.0
+        else:
+            out.update(ok=False, counted=totals, error=f"counted at {measured}, but the reference does not run on "
+                       f"fake tensors to scale to {full} ({type(e).__name__}: {str(e)[:200]}); pass sizes=... "
+                       "small enough to count at directly")
+            return out
+    r_bytes = f_bytes / m_bytes if m_bytes else 1.0
+    r_flops = f_flops / m_flops if m_flops and f_flops else r_bytes
+
+    def scale(v: float | None, r: float) -> float | None:
+        return None if v is None else float(v) * r
+
+    loads = sum(la.load_bytes * (r_flops if la.dot_flops else r_bytes) for la in counter.launches)
+    out.update(ok=True, counted=totals, launches=[la.as_dict() for la in counter.launches[:32]],
+               scale={"bytes": r_bytes, "flops": r_flops},
+               scaled={"load_bytes": float(loads),
+                       "store_bytes": scale(totals["store_bytes"], r_bytes),
+                       "unique_bytes": scale(totals["unique_bytes"], r_bytes),
+                       "dot_flops": {k: v * r_flops for k, v in totals["dot_flops"].items()}},
+               reference_full={"bytes": f_bytes, "flops": f_flops})
+    return out

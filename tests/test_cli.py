@@ -1,0 +1,51 @@
+"""The CLI's own behaviour (issue 29 item 8): docs topic spellings, the docs cache announced, `reproduce` lines."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytorch_to_triton.cli import _docs_topic, build_parser
+
+TASKS = Path(__file__).parent / "tasks"
+
+
+@pytest.mark.parametrize("argv", [["docs", "tl.dot"], ["docs", "topic=tl.dot"], ["docs", 'topic="tl.dot"'],
+                                  ["docs", "--topic", "tl.dot"]])
+def test_docs_topic_positional_keyword_and_option(argv: list[str]) -> None:
+    """SKILL.md writes fetch_triton_docs(topic="tl.dot"); a person types that into the CLI too."""
+    assert _docs_topic(build_parser().parse_args(argv)) == "tl.dot"
+
+
+def test_docs_without_topic_is_none() -> None:
+    assert _docs_topic(build_parser().parse_args(["docs"])) is None
+
+
+def test_docs_says_it_created_the_cache_folder(tmp_path: Path) -> None:
+    """The docs cache is the one folder written outside .pytorch-to-triton/: the first call says so, later ones not."""
+    from pytorch_to_triton.docs_cache import DocsConfig
+    from pytorch_to_triton.service import Service
+
+    svc = Service(tmp_path, devices=[])
+    try:
+        first = svc.docs(topic="tl.load", offline=True, config=DocsConfig(best_practices_path=None))
+        again = svc.docs(topic="tl.load", offline=True, config=DocsConfig(best_practices_path=None))
+    finally:
+        svc.close()
+    assert (tmp_path / "docs" / ".triton_docs").is_dir()
+    assert first.summary.startswith("Created docs/.triton_docs/"), first.summary
+    assert "Created" not in again.summary
+
+
+def test_only_cases_run_reproduces_with_the_flag(tmp_service, tmp_path: Path) -> None:
+    shutil.copy(TASKS / "add_reference.py", tmp_path / "reference.py")
+    shutil.copy(TASKS / "add_stage1.py", tmp_path / "stage1.py")
+    rep = tmp_service.validate(reference="reference.py", candidates=["stage1.py"], trials=1, only_cases=["odd_7"])
+    assert rep.ok, rep.summary
+    argv = shlex.split(rep.reproduce)
+    assert argv[argv.index("--only-cases") + 1] == "odd_7", rep.reproduce
+    args = build_parser().parse_args(argv[1:])  # the line parses as the same subset run
+    assert args.only_cases == "odd_7"

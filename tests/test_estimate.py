@@ -1,0 +1,231 @@
+"""The roofline ESTIMATE without a GPU (issue 29 item 7): counted bytes and tl.dot FLOPs equal the analytic counts,
+a stage that rereads counts more, the scaling to full size, the GPU table, and run_benchmark / report showing it.
+
+Fixtures: tests/estimate_fixtures (each file's docstring gives its analytic traffic).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from conftest import HAS_CUDA
+
+from pytorch_to_triton import gpu_peaks, journal
+from pytorch_to_triton.errors import UsageError
+from pytorch_to_triton.roofline_estimate import times
+
+FIX = Path(__file__).parent / "estimate_fixtures"
+ROOT = Path(__file__).resolve().parent.parent
+no_gpu = pytest.mark.skipif(HAS_CUDA, reason="run_benchmark times on a GPU; the estimate is its no-GPU answer")
+
+
+def _interpreted(monkeypatch: pytest.MonkeyPatch, name: str) -> ModuleType:
+    """A fixture module whose @triton.jit kernels run under the interpreter (the flag is read at decoration)."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    spec = importlib.util.spec_from_file_location(f"est_{name}", FIX / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# ---- counting under the interpreter ---------------------------------------------------------------------------
+def test_vector_add_bytes_equal_the_analytic_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """n = 1000 with BLOCK 1024: 24 masked lanes move nothing, so loads are exactly 2 x 4 n and stores 4 n."""
+    import torch
+
+    from pytorch_to_triton.worker import interp_traffic
+
+    mod = _interpreted(monkeypatch, "vadd_stage1")
+    x, y = torch.randn(1000), torch.randn(1000)
+    with interp_traffic.counting() as c:
+        out = mod.reference(x, y)
+    assert torch.equal(out, x + y)
+    t = c.totals()
+    assert (t["launches"], t["load_bytes"], t["store_bytes"], t["unique_bytes"]) == (1, 8000, 4000, 12000)
+    assert c.launches[0].kernel == "add_kernel" and c.launches[0].grid == (1, 1, 1)
+
+
+def test_softmax_one_pass_vs_recompute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Softmax rows of 781 (BLOCK 1024): one pass loads 4 M N bytes; three passes load 12 M N; both store 4 M N and
+    touch the same 8 M N distinct bytes."""
+    import torch
+
+    from pytorch_to_triton.worker import interp_traffic
+
+    m, n = 5, 781
+    x = torch.randn(m, n)
+    counts = {}
+    for name in ("softmax_one_pass", "softmax_recompute"):
+        mod = _interpreted(monkeypatch, name)
+        with interp_traffic.counting() as c:
+            out = mod.reference(x)
+        assert torch.allclose(out, torch.softmax(x, -1), atol=1e-6)
+        counts[name] = c.totals()
+    one, three = counts["softmax_one_pass"], counts["softmax_recompute"]
+    assert one["load_bytes"] == 4 * m * n and one["store_bytes"] == 4 * m * n
+    assert three["load_bytes"] == 3 * 4 * m * n and three["store_bytes"] == 4 * m * n
+    assert one["unique_bytes"] == three["unique_bytes"] == 8 * m * n
+
+
+def test_tl_dot_flops_by_precision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """2 M N K FLOPs, under the precision the GPU runs an fp32 dot in by default (tf32)."""
+    import torch
+
+    from pytorch_to_triton.worker import interp_traffic
+
+    mod = _interpreted(monkeypatch, "matmul_tiled")
+    a, b = torch.randn(64, 96), torch.randn(96, 32)
+    with interp_traffic.counting() as c:
+        mod.reference(a, b)
+    assert c.totals()["dot_flops"] == {"tf32": 2.0 * 64 * 32 * 96}
+    # A (64 x 96) is read once per column block (32 / 32 = 1), B (96 x 32) once per row block (64 / 32 = 2).
+    assert c.totals()["load_bytes"] == 4 * (64 * 96 * 1 + 96 * 32 * 2)
+
+
+def test_counting_unhooks_after_the_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    from triton.runtime import interpreter
+
+    from pytorch_to_triton.worker import interp_traffic
+
+    before = interpreter.InterpreterBuilder.create_masked_load
+    with interp_traffic.counting():
+        assert interpreter.InterpreterBuilder.create_masked_load is not before
+        with pytest.raises(RuntimeError, match="already active"), interp_traffic.counting():
+            pass
+    assert interpreter.InterpreterBuilder.create_masked_load is before
+
+
+# ---- GPU table and arithmetic ---------------------------------------------------------------------------------
+def test_gpu_lookup_aliases_custom_and_refusal() -> None:
+    assert gpu_peaks.lookup(None).name == "H200 SXM"
+    assert gpu_peaks.lookup("h100").bandwidth_gbs == 3350
+    assert gpu_peaks.lookup("RTX 4090").name == gpu_peaks.lookup("rtx4090").name == "RTX 4090"
+    assert gpu_peaks.lookup("A100").peak("fp8") == 312  # no FP8 on an A100: the fp16 rate
+    for g in gpu_peaks.GPUS:
+        assert g.source and g.bandwidth_gbs > 0 and g.tflops["fp32"] > 0
+    assert "4222" in gpu_peaks.lookup("h200").measured  # our own measurement beside the datasheet
+    mine = gpu_peaks.lookup("lab:bw=1000,fp32=10,bf16=100")
+    assert (mine.name, mine.bandwidth_gbs, mine.peak("bf16"), mine.peak("tf32")) == ("lab", 1000, 100, 10)
+    with pytest.raises(UsageError, match="H100 SXM, A100 80GB, L4, RTX 4090"):
+        gpu_peaks.lookup("B200")
+    with pytest.raises(UsageError, match="needs at least bw"):
+        gpu_peaks.lookup("lab:bf16=100")
+
+
+def test_times_memory_and_dot_bound() -> None:
+    h200 = gpu_peaks.lookup("h200")
+    mem = times({"load_bytes": 8e9, "store_bytes": 4e9, "unique_bytes": 12e9, "dot_flops": {}}, h200)
+    assert mem["bound"] == "memory" and mem["est_us"] == pytest.approx(12e9 / 4800e9 * 1e6)
+    dot = times({"load_bytes": 1e6, "store_bytes": 0, "dot_flops": {"bf16": 989.4e12 * 1e-3}}, h200)
+    assert dot["bound"] == "tl.dot" and dot["est_us"] == pytest.approx(1000.0)
+    x3 = times({"load_bytes": 0, "store_bytes": 0, "dot_flops": {"tf32x3": 494.7e12 * 1e-3}}, h200)
+    assert x3["est_us"] == pytest.approx(3000.0)  # three TF32 dots per tf32x3 dot
+
+
+# ---- run_benchmark without a GPU, and the report --------------------------------------------------------------
+@no_gpu
+def test_no_gpu_benchmark_answers_an_estimate_side_by_side(tmp_path: Path) -> None:
+    from pytorch_to_triton.service import Service
+
+    for p in FIX.glob("softmax_*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    svc = Service(tmp_path, devices=[])
+    try:
+        rep = svc.benchmark(reference="softmax_reference.py",
+                            candidates=["softmax_one_pass.py", "softmax_recompute.py"], gpu="L4")
+    finally:
+        svc.close()
+    assert rep.ok and rep.verdict.startswith("ESTIMATE only (no GPU)") and not rep.timings
+    est = {e["stage"]: e for e in rep.model_extra["estimate"]}
+    one, three = est["softmax_one_pass.py"], est["softmax_recompute.py"]
+    assert one["measured_sizes"] == [37, 781] and one["full_sizes"] == [4096, 781]
+    assert one["counted"]["load_bytes"] == 4 * 37 * 781 and three["counted"]["load_bytes"] == 12 * 37 * 781
+    assert one["scale"]["bytes"] == pytest.approx(4096 / 37)  # inputs + outputs grow with M
+    assert one["scaled"]["load_bytes"] == pytest.approx(4 * 4096 * 781)
+    assert three["times"]["est_us"] == pytest.approx(2 * one["times"]["est_us"])  # 16 vs 8 bytes per element
+    assert "ESTIMATE µs on L4" in rep.summary and "| softmax_recompute.py |" in rep.summary
+    assert "rank" in rep.summary and "bench softmax_reference.py" in rep.reproduce and "--gpu L4" in rep.reproduce
+    md = journal.render_report(tmp_path, journal.task_id(tmp_path / "softmax_reference.py", tmp_path))
+    assert "Roofline ESTIMATE per stage" in md and "ESTIMATE µs on H200 SXM" in md
+    assert "| softmax_one_pass.py |" in md and "| softmax_recompute.py |" in md
+    l4 = journal.render_report(tmp_path, journal.task_id(tmp_path / "softmax_reference.py", tmp_path), gpu="L4")
+    assert "ESTIMATE µs on L4" in l4
+
+
+@no_gpu
+def test_a_dot_kernels_loads_scale_with_its_flops(tmp_path: Path) -> None:
+    """A 32-tiled matmul rereads A once per column block and B once per row block: at the full 1024 x 2048 x 512 its
+    loads are 4 (M K N / 32 + K N M / 32) bytes, which the FLOPs' ratio reaches exactly from the 64 x 128 x 32 run."""
+    from pytorch_to_triton.service import Service
+
+    for p in FIX.glob("matmul_*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    svc = Service(tmp_path, devices=[])
+    try:
+        rep = svc.benchmark(reference="matmul_reference.py", candidates=["matmul_tiled.py"])
+    finally:
+        svc.close()
+    e = rep.model_extra["estimate"][0]
+    m, k, n = 1024, 2048, 512
+    assert e["measured_sizes"] == [64, 128, 32] and e["scaled"]["dot_flops"] == {"tf32": pytest.approx(2.0 * m * n * k)}
+    assert e["scaled"]["load_bytes"] == pytest.approx(4 * (m * k * n / 32 + k * n * m / 32))
+    # 268 MB requested at 4.8 TB/s (56 µs) outweighs 4.3 GFLOP of TF32 (4.3 µs): 32 x 32 tiles reread too much,
+    # which is the signal to use bigger tiles.
+    assert e["times"]["bound"] == "memory" and e["times"]["t_dot_us"] == pytest.approx(2.0 * m * n * k / 494.7e6)
+
+
+@no_gpu
+def test_cli_bench_without_gpu_prints_the_estimate(tmp_path: Path) -> None:
+    for p in FIX.glob("vadd_*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "bench", "vadd_reference.py", "vadd_stage1.py",
+                          "--gpu", "h100", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "ESTIMATE µs on H100 SXM" in out.stdout and "| vadd_stage1.py | the largest validation case | 50.33 MB" \
+        in out.stdout, out.stdout
+    bad = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "bench", "vadd_reference.py", "vadd_stage1.py",
+                          "--gpu", "B200", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert bad.returncode == 2 and "unknown gpu 'B200'" in bad.stderr
+
+
+@no_gpu
+def test_kernelbench_problem_is_counted_shrunk_and_scaled(tmp_path: Path) -> None:
+    """4096 x 4096 relu: counted at the validation's shrunk sizes, scaled to the problem's own by the I/O ratio
+    (exact for an elementwise kernel: 4 B D bytes each way at full size)."""
+    from pytorch_to_triton.service import Service
+
+    for p in FIX.glob("kb_relu*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    svc = Service(tmp_path, devices=[])
+    try:
+        rep = svc.benchmark(reference="kb_relu.py", candidates=["kb_relu_stage1.py"], gpu="RTX 4090")
+    finally:
+        svc.close()
+    e = rep.model_extra["estimate"][0]
+    assert e["ok"], e
+    assert e["full_sizes"] == {"batch_size": 4096, "dim": 4096} and e["measured_at"] == "the validated (shrunk) size"
+    b, d = e["measured_sizes"]["batch_size"], e["measured_sizes"]["dim"]
+    assert b * d < 4096 * 4096 and e["counted"]["load_bytes"] == 4 * b * d == e["counted"]["store_bytes"]
+    assert e["scaled"]["load_bytes"] == pytest.approx(4 * 4096 * 4096)
+    assert e["times"]["est_us"] == pytest.approx(8 * 4096 * 4096 / 1008e9 * 1e6)
+    assert "ESTIMATE µs on RTX 4090" in rep.summary
+
+
+def test_a_candidate_that_fails_is_a_row_not_an_estimate() -> None:
+    from pytorch_to_triton.roofline_estimate import table
+
+    lines = table([("stage2.py", {"ok": False, "measured_at": "the largest validation case",
+                                  "error": "IndexError: out of range"})], gpu_peaks.lookup("l4"))
+    assert lines[-1].startswith("| stage2.py | the largest validation case | not counted: IndexError")
+    assert "ESTIMATE" not in lines[-1]
