@@ -10,9 +10,12 @@ Layers, each timed warm (median of --calls calls) after one untimed call:
   service       Service.validate: adds source checks, the verdict and the journal write
   mcp           a real stdio MCP client against `pytorch-to-triton serve`: adds the MCP transport
 Cold: a fresh server (Triton cache deleted), `server_start_s` to the end of the MCP handshake, `first_call_s`
-the first run_validation right after it; then a second fresh server whose client idles --idle seconds first (the
-worker starts with the server, so by then it has imported torch). The bare worker runs twice, with compiled-kernel
-reuse on and off (P2T_REUSE_KERNELS). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
+the first run_validation right after it; then a fresh server in the same workspace with the caches the first left
+(the first call of any later server: kernels compiled once per workspace), and a fresh server whose client idles
+--idle seconds first (the worker starts with the server, so by then it has imported torch); each reports its
+worker's start-up steps (worker/prewarm.py). The bare worker runs three times: as the server runs it, with
+compiled-kernel reuse off (P2T_REUSE_KERNELS=0) and with the reference's side recomputed on every call
+(P2T_REUSE_REFERENCE=0, worker/ref_cache.py). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
 
 Runs on a CPU-only machine too (the worker then runs Triton's interpreter, TRITON_INTERPRET=1): there "kernel"
 is the interpreter executing the kernel, seconds per call, so only the harness and the layers above it compare
@@ -238,10 +241,11 @@ def main() -> int:
     if a.layer in ("all", "pool"):
         res["pool_service"] = pool_and_service(a.calls)
     if a.layer == "all":
-        for key, reuse in (("bare_worker", "1"), ("bare_worker_no_reuse", "0")):  # compiled-kernel reuse on / off
+        for key, reuse, ref in (("bare_worker", "1", "1"), ("bare_worker_no_reuse", "0", "1"),
+                                ("bare_worker_no_ref_reuse", "1", "0")):
             out = subprocess.run([sys.executable, __file__, "--layer", "bare", "--calls", str(a.calls)],
                                  capture_output=True, text=True, cwd=str(ROOT), check=False,
-                                 env={**os.environ, "P2T_REUSE_KERNELS": reuse})
+                                 env={**os.environ, "P2T_REUSE_KERNELS": reuse, "P2T_REUSE_REFERENCE": ref})
             lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
             res[key] = json.loads(lines[-1]) if lines else {"error": out.stderr[-2000:]}
     out_dir = Path(os.environ.get("OUT") or "/tmp/out")
@@ -256,6 +260,7 @@ def main() -> int:
 def _table(res: dict[str, Any]) -> None:
     m, p, b = res.get("mcp", {}), res.get("pool_service", {}), res.get("bare_worker", {})
     nb, idle, kept = res.get("bare_worker_no_reuse", {}), res.get("mcp_idle", {}), res.get("mcp_kept", {})
+    nr = res.get("bare_worker_no_ref_reuse", {})
     ms = lambda v: "-" if v is None or v != v else f"{v * 1e3:8.1f}"  # noqa: E731
     print("\nlatency of run_validation (vector add, 3 trials) in ms; warm = median of", res["calls"], "calls")
     rows = [
@@ -276,6 +281,8 @@ def _table(res: dict[str, Any]) -> None:
         ("warm: ... harness (refs, compare, loading)", b.get("harness_s")),
         ("warm: bare worker, kernel reuse off", nb.get("total_s")),
         ("warm: ... inside Triton launches (kernel)", nb.get("kernel_s")),
+        ("warm: bare worker, reference recomputed each call", nr.get("total_s")),
+        ("warm: ... harness", nr.get("harness_s")),
     ]
     for label, v in rows:
         print(f"  {label:<50} {ms(v)}")
