@@ -18,8 +18,8 @@ run() {  # name, limit_s, command...
   OUT="$OUT/x" timeout "$lim" "$@" > "$OUT/x/$name.log" 2>&1; echo "$name rc=$?"; stamp "$name"
   grep -v -i "warn" "$OUT/x/$name.log" | tail -n "${TAIL:-40}" | cut -c1-400
 }
-run latency "${LAT_S:-110}" python3 benchmarks/latency.py --calls 10
-EXPLORE_BUDGET_S=${ATT_BUDGET:-150} run explore_attention "${ATT_S:-175}" python3 benchmarks/explore_attention.py
-run vs_liger "${VS_S:-75}" python3 benchmarks/vs_liger.py --only rmsnorm,layernorm,cross_entropy --bench-only \
+P2T_LATENCY_SETTLE_S=${SETTLE_S:-5} run latency "${LAT_S:-120}" python3 benchmarks/latency.py --calls 10
+EXPLORE_BUDGET_S=${ATT_BUDGET:-140} run explore_attention "${ATT_S:-160}" python3 benchmarks/explore_attention.py
+run vs_liger "${VS_S:-70}" python3 benchmarks/vs_liger.py --only rmsnorm,layernorm,cross_entropy --bench-only \
     --budget-s "${VS_BUDGET:-60}"
 tar czf "$OUT/issue28.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"
