@@ -4,6 +4,7 @@ call under 6 s).
 The server starts the worker while the MCP client initializes (WorkerPool.prestart) and keeps a warm spare; both
 sit idle until a request comes. Work that every first validation would otherwise do is moved here:
 - `import torch._dynamo` and fake tensors (the memory estimate's; 0.7-1.8 s on the H200);
+- the harness's own modules (validate, kernelbench, bench and what they import), which _dispatch imports lazily;
 - one Triton launch of a small kernel: Triton's compiler and backend modules, the driver's C helpers (built with
   the host compiler the first time a Triton cache directory is used) and a launcher for the commonest signature
   of a first task (three fp32 pointers and an int: an element-wise kernel); the workspace's Triton cache keeps
@@ -37,6 +38,10 @@ def _dynamo() -> None:
     # Before PatchWatch (the worker's baseline): importing torch._dynamo rebinds some torch functions.
     import torch._dynamo  # noqa: F401
     import torch._subclasses.fake_tensor  # noqa: F401
+
+
+def _harness() -> None:
+    from . import bench, validate  # noqa: F401 - imported for the first request
 
 
 def _triton_launch(device: str) -> None:
@@ -74,7 +79,8 @@ def _compare_ops(device: str) -> None:
 def startup(device: str) -> dict[str, Any]:
     """Run every step; seconds per step (or the step's error), and the process age when done."""
     out: dict[str, Any] = {"process_age_at_prewarm_s": process_age_s()}
-    for name, step in (("dynamo_import", _dynamo), ("triton_launch", lambda: _triton_launch(device)),
+    for name, step in (("dynamo_import", _dynamo), ("harness_import", _harness),
+                       ("triton_launch", lambda: _triton_launch(device)),
                        ("compare_ops", lambda: _compare_ops(device))):
         t0 = time.perf_counter()
         try:
