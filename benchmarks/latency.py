@@ -79,7 +79,11 @@ def bare_worker(calls: int) -> dict[str, Any]:
     phases = _PhaseTimer()
     from pytorch_to_triton.worker import validate
 
-    for name in ("_reference", "_ref64", "_candidate", "_compare_outputs", "_stale_checks", "_check_memory"):
+    # Exclusive times: "_case_body" and "run_case" are what those methods spend outside the named phases (input
+    # copies, fingerprints, the input-mutation checks, the memory probe); "_cached_reference_side" the reference
+    # cache's own lookup (worker/ref_cache.py).
+    for name in ("_reference", "_ref64", "_native_note", "_cached_reference_side", "_candidate", "_compare_outputs",
+                 "_stale_checks", "_check_memory", "_case_body", "run_case"):
         if hasattr(validate.Validator, name):  # validate.py changes; time what exists
             setattr(validate.Validator, name, phases.wrap(name, getattr(validate.Validator, name)))
     validate.load_task = phases.wrap("load_task", validate.load_task)
