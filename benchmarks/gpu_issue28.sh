@@ -19,7 +19,7 @@ run() {  # name, limit_s, command...
   grep -v -i "warn" "$OUT/x/$name.log" | tail -n "${TAIL:-40}" | cut -c1-400
 }
 P2T_LATENCY_SETTLE_S=${SETTLE_S:-5} run latency "${LAT_S:-120}" python3 benchmarks/latency.py --calls 10
-EXPLORE_BUDGET_S=${ATT_BUDGET:-140} run explore_attention "${ATT_S:-160}" python3 benchmarks/explore_attention.py
-run vs_liger "${VS_S:-70}" python3 benchmarks/vs_liger.py --only rmsnorm,layernorm,cross_entropy --bench-only \
+EXPLORE_BUDGET_S=${ATT_BUDGET:-135} run explore_attention "${ATT_S:-150}" python3 benchmarks/explore_attention.py
+run vs_liger "${VS_S:-80}" python3 benchmarks/vs_liger.py --only rmsnorm,layernorm,cross_entropy --bench-only \
     --budget-s "${VS_BUDGET:-60}"
 tar czf "$OUT/issue28.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"
