@@ -122,3 +122,36 @@ def test_patch_watch_fast_path_still_sees_patches() -> None:
         if "allclose" in vars(torch.Tensor):
             del torch.Tensor.allclose
     assert torch.Tensor.add is orig_add
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+@pytest.mark.parametrize("chunk", [None, 7])
+def test_compare_with_a_second_run_gives_what_the_separate_passes_give(dtype: torch.dtype, chunk: int | None) -> None:
+    # issue 28: unwritten() and same_within_rounding() folded into compare()'s pass must say exactly what they said
+    g = torch.Generator().manual_seed(3)
+    n = 50
+    if dtype.is_floating_point:
+        a_val, b_val = math.nan, -7777.0
+        a = torch.randn(n, generator=g).to(dtype)
+        ref = a.double()
+        b = a.clone()
+        a[[5, 31]], b[[5, 31]] = a_val, b_val  # never written: poison in both runs
+        b[40] += 0.5  # a race: run B differs beyond rounding
+        a[44] = b[44] = math.nan  # NaN in both runs is not a difference
+    else:
+        a_val, b_val = -1234567891234567891, -1234567891234567891 + 3  # int64 poison: exact, no float cast
+        a = torch.randint(-5, 5, (n,), generator=g, dtype=dtype)
+        ref = a.clone()
+        b = a.clone()
+        a[[5, 31]], b[[5, 31]] = a_val, b_val
+        b[40] += 1
+    for second in (b, a.clone()):
+        merged = cmp.compare(a, ref, 1e-2, 1e-2, chunk, second=second, poison=(a_val, b_val))
+        alone = cmp.compare(a, ref, 1e-2, 1e-2, chunk)
+        assert {k: alone[k] for k in alone if k != "worst"} == {k: merged[k] for k in alone if k != "worst"}
+        assert (merged["unwritten"], merged["first_unwritten"]) == cmp.unwritten(a, second, a_val, b_val, chunk)
+        same, d = cmp.same_within_rounding(a, second, chunk)
+        assert merged["runs_same"] == same and merged["runs_max_diff"] == pytest.approx(d)
+        if second is b:  # the planted faults are seen
+            assert merged["unwritten"] == 2 and merged["first_unwritten"] == 5 and not merged["runs_same"]
+    assert merged["unwritten"] == 0 and merged["runs_same"]  # the second loop ran a's own copy

@@ -32,6 +32,16 @@ def make_inputs(case):
     return logits, target
 
 
+def BYTES(case, inputs):
+    """Forward minimum: the logits of the counted rows (a row whose target is IGNORE_INDEX adds nothing to the
+    loss, so a kernel need not read it: about a fifth of the rows here), every target, the scalar loss.
+    Counting every row put stage 3 at 120 % of copy bandwidth and raised "faster than the roofline" on it."""
+    logits, target = inputs
+    counted = int((target != IGNORE_INDEX).sum())
+    return counted * logits.shape[-1] * logits.element_size() + target.numel() * target.element_size() \
+        + logits.element_size()
+
+
 def cross_entropy(logits, target):
     """The PyTorch reference: F.cross_entropy with mean reduction and ignore_index=-100."""
     return F.cross_entropy(logits, target, ignore_index=IGNORE_INDEX)

@@ -278,6 +278,9 @@ class WorkerSlot:
             "TMPDIR": str(tmp),
             "TRITON_CACHE_DIR": str(self.state_dir / "triton_cache"),
             "TORCHINDUCTOR_CACHE_DIR": str(self.state_dir / "inductor_cache"),
+            # torch.compile baselines compiled once per workspace, also across servers (FX graph + AOTAutograd caches)
+            "TORCHINDUCTOR_FX_GRAPH_CACHE": "1",
+            "TORCHINDUCTOR_AUTOGRAD_CACHE": "1",
             "PYTHONUNBUFFERED": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
         }

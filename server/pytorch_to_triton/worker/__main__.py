@@ -27,11 +27,13 @@ def main() -> int:
 
     from ..protocol import write_message
     from . import poison
+    from .prewarm import process_age_s
     from .runtime import setup
 
+    age0 = process_age_s()
     rt = setup()
     poison.install()
-    _prewarm()
+    rt.info["startup_s"] = {"process_age_at_setup_s": age0, **_prewarm(rt)}
     from .memory import allocated
 
     _BASELINE["allocated"] = allocated(rt.device)  # what torch holds before any request (0 on a fresh context)
@@ -61,15 +63,16 @@ def main() -> int:
             _serve(req, rt, patches, res_fd, write_message)
 
 
-def _prewarm() -> None:
-    """Import now what the first request would import (torch._dynamo, through fake tensors: 0.7-1.8 s), so a
-    worker started ahead of its first call (the prestarted one, the warm spare) answers that call sooner. Before
-    PatchWatch: importing torch._dynamo rebinds some torch functions, which must be the baseline."""
+def _prewarm(rt: Any) -> dict[str, Any]:
+    """Do now what the first request would do (worker/prewarm.py), so a worker started ahead of its first call
+    (the prestarted one, the warm spare) answers that call sooner. Before PatchWatch: importing torch._dynamo
+    rebinds some torch functions, which must be the baseline. Returns the steps' times."""
     try:
-        import torch._dynamo  # noqa: F401
-        import torch._subclasses.fake_tensor  # noqa: F401
-    except Exception:  # noqa: BLE001 - a torch without them: the first call imports what it needs
-        pass
+        from .prewarm import startup
+
+        return startup(rt.device)
+    except Exception as e:  # noqa: BLE001 - never stop the worker: the first call does what is missing
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def _exit_when_orphaned() -> None:

@@ -83,8 +83,14 @@ def _flat(t: torch.Tensor) -> torch.Tensor:
     return t.detach().reshape(-1)
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chunk: int | None = None) -> dict[str, Any]:
+def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chunk: int | None = None, *,
+            second: torch.Tensor | None = None, poison: tuple[Any, Any] | None = None) -> dict[str, Any]:
     """assert_close-style check plus the numbers: max abs/rel error, relative L2, worst indices, non-finite.
+
+    With `second` (a second run of the candidate on the same inputs, `out`'s shape and dtype) the same pass also
+    gives what unwritten() and same_within_rounding() would: `unwritten` / `first_unwritten` (positions holding
+    `poison` = (run A's value, run B's value) in both runs) and `runs_same` / `runs_max_diff`, with the slice's
+    other numbers in its one device-to-host copy (three syncs per output became one: issue 28).
 
     Works over slices of `chunk` elements (CHUNK_ELEMS by default), so its float64 temporaries stay bounded
     (about CHUNK_TEMPS x 8 bytes per element of a slice) whatever the tensors' size; the metrics are the same.
@@ -106,9 +112,11 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chun
     worst: list[tuple[float, int, float | str, float | str]] = []
     first_bad: int | None = None
     slices = _slices(n, chunk)
+    runs = _RunsPass(out, second, poison) if second is not None else None
     for s, e in slices:
         o = of[s:e].to(ref.device, torch.float64)
         r = rf[s:e].to(torch.float64)
+        extra = runs.slice_stats(s, e, o) if runs is not None else []
         # Equal values (equal infinities included) or both NaN: no error. (o == r) also covers equal finite
         # values, whose difference is 0 anyway, so the metrics are those of the NaN/inf-only rule.
         agree = (o == r).logical_or_(torch.isnan(o).logical_and_(torch.isnan(r)))
@@ -130,7 +138,10 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chun
             torch.linalg.vector_norm(torch.where(finite, o - r, 0.0)),
             o_fin.logical_not_().logical_and_(r_fin).sum().to(torch.float64),
             bad.sum().to(torch.float64),
+            *extra,
         ]).tolist()  # the one host sync of the slice
+        if runs is not None:
+            runs.take(stats[6:], s)
         del rel, finite, o_fin, r_fin
         max_abs, max_rel = max(max_abs, stats[0]), max(max_rel, stats[1])
         ref_norm1, diff_norm1 = stats[2], stats[3]
@@ -156,10 +167,59 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chun
     res["mismatches"] = mismatches
     res["nonfinite"] = nonfinite
     res["ok"] = mismatches == 0
+    if runs is not None:
+        res.update(runs.result())
     if mismatches:
         res["worst"] = [{"index": _index(i, shape), "got": got, "expected": exp} for _, i, got, exp in worst]
         res["first_bad_index"] = _index(first_bad or 0, shape)
     return res
+
+
+class _RunsPass:
+    """unwritten() and same_within_rounding() of two runs, slice by slice inside compare()'s pass: the same
+    formulas (see those functions), their numbers stacked with compare's for one sync per slice."""
+
+    def __init__(self, a: torch.Tensor, b: torch.Tensor, poison: tuple[Any, Any] | None):
+        self.a, self.b = _flat(a), _flat(b)
+        self.floating = a.is_floating_point()
+        self.a_val, self.b_val = poison if poison is not None else (None, None)
+        self.eps = torch.finfo(a.dtype).eps if self.floating else 0.0
+        self.unwritten = 0
+        self.first: int | None = None
+        self.same, self.worst = True, 0.0
+        self._mask: torch.Tensor | None = None
+
+    def slice_stats(self, s: int, e: int, o: torch.Tensor) -> list[torch.Tensor]:
+        """0-dim float64 tensors: unwritten count, within-rounding flag, largest difference (or unequal count)."""
+        x, y = self.a[s:e], self.b[s:e]
+        if self.a_val is None or self.b_val is None:
+            self._mask, count = None, torch.zeros((), dtype=torch.float64, device=o.device)
+        else:  # compared in the tensors' own dtype (int64 poison does not survive a float64 cast)
+            self._mask = (torch.isnan(x) if self.floating else x == self.a_val) & (y == self.b_val)
+            count = self._mask.sum().to(o.device, torch.float64)
+        if not self.floating:
+            neq = (x != y).sum().to(o.device, torch.float64)
+            return [count, (neq == 0).to(torch.float64), neq]
+        bd = y.to(o.device, torch.float64)
+        agree = (torch.isnan(o) & torch.isnan(bd)) | (o == bd)
+        diff = (o - bd).abs_()
+        diff.masked_fill_(agree, 0.0)
+        diff.masked_fill_(torch.isnan(diff), float("inf"))
+        scale = torch.maximum(o.abs(), bd.abs()).nan_to_num(0.0)
+        return [count, (diff <= 16 * self.eps * (scale + 1.0)).all().to(torch.float64), diff.max()]
+
+    def take(self, stats: list[float], s: int) -> None:
+        """Fold one slice's numbers (after the sync)."""
+        count = int(stats[0])
+        if count and self.first is None and self._mask is not None:
+            self.first = s + int(torch.nonzero(self._mask)[0])
+        self.unwritten += count
+        self.same = self.same and bool(stats[1])
+        self.worst = self.worst + stats[2] if not self.floating else max(self.worst, stats[2])
+
+    def result(self) -> dict[str, Any]:
+        return {"unwritten": self.unwritten, "first_unwritten": self.first, "runs_same": self.same,
+                "runs_max_diff": self.worst}
 
 
 def _num(x: torch.Tensor) -> float | str:

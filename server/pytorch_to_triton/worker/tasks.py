@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from . import kernel_reuse
+from .code_cache import CachedSourceLoader
 
 DTYPES = {
     "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
@@ -170,7 +171,7 @@ def load_module(path: Path, role: str) -> ModuleType:
         sys.path.insert(0, str(directory))
     stamp = hashlib.sha1(f"{path}:{path.stat().st_mtime_ns}".encode()).hexdigest()[:10]
     name = f"p2t_{role}_{path.stem}_{stamp}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=CachedSourceLoader(name, str(path)))
     if spec is None or spec.loader is None:
         raise TaskError("import", f"cannot import {path}", usage=True)
     mod = importlib.util.module_from_spec(spec)

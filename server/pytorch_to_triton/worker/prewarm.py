@@ -1,0 +1,92 @@
+"""What a worker does before its first request, so that request finds everything loaded (issue 28: the first
+call under 6 s).
+
+The server starts the worker while the MCP client initializes (WorkerPool.prestart) and keeps a warm spare; both
+sit idle until a request comes. Work that every first validation would otherwise do is moved here:
+- `import torch._dynamo` and fake tensors (the memory estimate's; 0.7-1.8 s on the H200);
+- the harness's own modules (validate, kernelbench, bench and what they import), which _dispatch imports lazily;
+- one Triton launch of a small kernel: Triton's compiler and backend modules, the driver's C helpers (built with
+  the host compiler the first time a Triton cache directory is used) and a launcher for the commonest signature
+  of a first task (three fp32 pointers and an int: an element-wise kernel); the workspace's Triton cache keeps
+  them for the next server;
+- the comparison's tensor ops once on the device (CUDA loads each kernel module on its first use).
+Each step is timed; `startup()` returns the times, which the worker reports in its runtime info. A step that fails
+only costs the first request that time again: nothing here may stop the worker from serving. No torch or triton
+import at module level: the worker imports this before runtime.setup picks the interpreter or the GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+
+def process_age_s() -> float | None:
+    """Seconds since this process started (Linux /proc), None elsewhere."""
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return round(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 3)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _dynamo() -> None:
+    # Before PatchWatch (the worker's baseline): importing torch._dynamo rebinds some torch functions.
+    import torch._dynamo  # noqa: F401
+    import torch._subclasses.fake_tensor  # noqa: F401
+
+
+def _harness() -> None:
+    from . import bench, validate  # noqa: F401 - imported for the first request
+
+
+def _triton_launch(device: str) -> None:
+    import torch
+
+    from .prewarm_kernel import prewarm_add_kernel
+    from .runtime import RECORDER
+
+    x = torch.arange(100, dtype=torch.float32, device=device)
+    out = torch.empty_like(x)
+    prewarm_add_kernel[(1,)](x, x, out, x.numel(), BLOCK=128)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    if not torch.equal(out, x + x):
+        raise RuntimeError("the prewarm kernel computed a wrong sum")
+    RECORDER.reset()  # not a user's launch: no report may list it
+    RECORDER.compiled.pop("prewarm_add_kernel", None)
+
+
+def _compare_ops(device: str) -> None:
+    import torch
+
+    from . import compare as cmp
+
+    for dtype in (torch.float32, torch.bfloat16):
+        a = torch.randn(1000, device=device).to(dtype)
+        ref = a.double()
+        cmp.compare(a, ref, 1e-4, 1e-4)
+        cmp.unwritten(a, a, float("nan"), -7777.0)
+        cmp.same_within_rounding(a, a)
+        cmp.same_bits([a], [a.clone()])
+        cmp.fingerprint(a)
+
+
+def startup(device: str) -> dict[str, Any]:
+    """Run every step; seconds per step (or the step's error), and the process age when done."""
+    out: dict[str, Any] = {"process_age_at_prewarm_s": process_age_s()}
+    for name, step in (("dynamo_import", _dynamo), ("harness_import", _harness),
+                       ("triton_launch", lambda: _triton_launch(device)),
+                       ("compare_ops", lambda: _compare_ops(device))):
+        t0 = time.perf_counter()
+        try:
+            step()
+            out[f"{name}_s"] = round(time.perf_counter() - t0, 3)
+        except Exception as e:  # noqa: BLE001 - a step that fails is just not warm; the worker still serves
+            out[f"{name}_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+    out["process_age_ready_s"] = process_age_s()
+    return out
