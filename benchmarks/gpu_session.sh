@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The GPU runs of the 2026-12-04 evening session, one PART per device call (each well under 10 minutes):
+#   PART=perf     issue 28 (latency, attention round 3, vs_liger subset) + issue 29 (tf32x3 GPU test, tf32 costs,
+#                 estimate vs GPU)
+#   PART=cluster  issue 27 (gpu_cluster.py: local vs --cluster local, CLI scheduler/worker with CUDA hidden)
+#   PART=accept   issues 25, 26, 30 (KernelBench-form corpus and gallery with the two-tier verdict, fault suite,
+#                 hostile corpus and sandbox cost, audit probes)
+# Wheels from ../shared/tools/gpu-wheels in .whl/ are installed into .site/ (no deps, the image has torch/triton).
+# Many small files go into one tarball per part (the device returns 8 files at most).
+set -u
+source "$(dirname "$0")/gpu_common.sh"
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/.site:$PWD/server:$PWD
+if [ -d .whl ] && [ ! -d .site ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target .site .whl/*.whl \
+    > "$OUT/pip.log" 2>&1; stamp "wheels rc=$?"
+fi
+export PATH=$PWD/.site/bin:$PATH
+mkdir -p "$OUT/x"
+run() {  # name, limit_s, command...
+  local name=$1 lim=$2; shift 2
+  OUT="$OUT/x" timeout "$lim" "$@" > "$OUT/x/$name.log" 2>&1; echo "$name rc=$?"; stamp "$name"
+  grep -v -i "warn" "$OUT/x/$name.log" | tail -n "${TAIL:-30}" | cut -c1-300
+}
+case "${PART:-perf}" in
+  perf)
+    P2T_LATENCY_SETTLE_S=3 run latency 110 python3 benchmarks/latency.py --calls 10
+    EXPLORE_BUDGET_S=135 run explore_attention 150 python3 benchmarks/explore_attention.py
+    run vs_liger 75 python3 benchmarks/vs_liger.py --only rmsnorm,layernorm,cross_entropy --bench-only --budget-s 60
+    run tf32_test 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py -k tf32x3
+    run tf32_timing 45 python3 benchmarks/gpu_tf32.py --timing-only
+    run estimate_vs_gpu 80 python3 benchmarks/estimate_vs_gpu.py ;;
+  cluster)
+    run gpu_cluster 330 python3 benchmarks/gpu_cluster.py
+    run cluster_overhead 60 python3 benchmarks/cluster_overhead.py --calls 10 --tasks 500 ;;
+  accept)
+    bash benchmarks/gpu_accept.sh ;;
+esac
+tar czf "$OUT/session_${PART:-perf}.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"
