@@ -1,0 +1,161 @@
+"""audit_kernel's probes (issue 26): a P0 is earned by running the entry; static suspects are hypotheses.
+
+Fixtures in tests/audit_probe_fixtures/ carry their label in their first line (`# label: good` or
+`# label: bad <probe>`); the probes run for real in the worker (the CPU interpreter with its bounds check here).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytorch_to_triton.audit import AuditReport, Finding
+from pytorch_to_triton.audit.audit_table import parse_audit
+from pytorch_to_triton.audit.evidence import weigh
+from pytorch_to_triton.errors import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "tests" / "audit_probe_fixtures"
+REL = "tests/audit_probe_fixtures"
+HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
+           "scale_defaults.py": "harness_defaults.py"}
+
+
+def _label(name: str) -> list[str]:
+    head = (FIX / name).read_text().splitlines()[0]
+    assert head.startswith("# label: "), name
+    return head.removeprefix("# label: ").split()
+
+
+def _fixtures() -> list[str]:
+    return sorted(p.name for p in FIX.glob("*.py") if not p.name.startswith("harness_"))
+
+
+def _static(line: int = 12, check: str = "masked_load_other") -> AuditReport:
+    f = Finding(id=check, category="correctness", severity="P0", file="k.py", line=line, evidence="tl.load(...)",
+                why="masked-off lanes join the reduction", fix="use other=0.0", snippet="x = tl.load(p, mask=m, other=0.0)")
+    return AuditReport(file="k.py", findings=[f]).finalize()
+
+
+def _probe(name: str, failures: list[dict] | None = None, ran: list[str] | None = None) -> dict:
+    return {"name": name, "covered": "...", "ran": ran or ["v"], "failures": failures or [], "notes": [], "not_run": ""}
+
+
+# ---- severity follows evidence (no worker) -----------------------------------------------------------------
+def test_unconfirmed_static_p0_is_a_p2_verify_without_a_fix() -> None:
+    rep = weigh(_static(), None, "no example call")
+    f = rep.findings[0]
+    assert (f.severity, rep.counts["P0"]) == ("P2", 0)
+    assert f.why.startswith("verify: a size that is not a multiple of the block")
+    assert f.snippet == "" and f.fix.startswith("none offered until a failing input")
+    assert rep.not_checked[0].startswith("probes did not run: no example call")
+
+
+def test_suspect_passed_by_its_probe_says_what_ran() -> None:
+    rep = weigh(_static(), {"probes": [_probe("sizes", ran=["shape (0, 40)", "shape (17, 40)"]), _probe("example")]})
+    f = rep.findings[0]
+    assert f.severity == "P2" and "sizes ran 2 variants and passed" in f.why
+
+
+def test_failure_on_the_suspect_line_confirms_it_with_a_reproducer() -> None:
+    fail = {"variant": "shape (17, 40)", "what": "non-finite output", "kernel_line": 12, "file": "/x/k.py"}
+    rep = weigh(_static(), {"probes": [_probe("sizes", [fail])]}, repro=lambda p, v: f"repro {p}: {v}")
+    assert [(f.id, f.severity) for f in rep.findings] == [("masked_load_other", "P0")]
+    assert rep.findings[0].reproducer == "repro sizes: shape (17, 40)" and "confirmed by probe sizes" in \
+        rep.findings[0].evidence
+
+
+def test_failure_elsewhere_is_its_own_p0_and_the_suspect_a_p1_verify() -> None:
+    fail = {"variant": "shape (0, 40)", "what": "crash", "kernel_line": 30, "file": "/x/k.py", "error": "ZeroDivision"}
+    rep = weigh(_static(), {"probes": [_probe("sizes", [fail])]}, repro=lambda p, v: "cmd")
+    by = {f.id: f for f in rep.findings}
+    assert by["probe_sizes"].severity == "P0" and by["probe_sizes"].line == 30 and by["probe_sizes"].reproducer
+    assert by["masked_load_other"].severity == "P1" and by["masked_load_other"].why.startswith("verify: may cause")
+
+
+def test_unjudged_magnitude_and_dtype_failures_are_p1() -> None:
+    mag = {"variant": "scale x100", "what": "non-finite output", "judged_by": "finite inputs"}
+    ref = {"variant": "shift -120", "what": "non-finite output where the reference is finite", "judged_by": "reference"}
+    rep = weigh(AuditReport(file="k.py"), {"probes": [_probe("magnitude", [mag, ref])]})
+    assert sorted(f.severity for f in rep.findings) == ["P0", "P1"]
+
+
+def test_accepted_dispute_is_shown_with_its_reason_and_not_counted() -> None:
+    fail = {"variant": "shape (17, 40)", "what": "crash", "kernel_line": 12, "file": "k.py"}
+    rep = weigh(_static(), {"probes": [_probe("sizes", [fail])]},
+                accept=[{"check": "masked_load_other", "line": 12, "reason": "lanes feed tl.dot: other= changes it"},
+                        {"check": "unmasked_access", "line": 99, "reason": "old"}])
+    assert rep.counts["P0"] == 0 and rep.accepted[0].accepted.startswith("lanes feed tl.dot")
+    assert any("unmasked_access line 99 matches no finding" in n for n in rep.not_checked)
+    from pytorch_to_triton.audit import render_markdown
+
+    assert "Accepted (disputed in the task sidecar" in render_markdown(rep)
+
+
+def test_performance_and_honesty_findings_keep_their_severity() -> None:
+    f = Finding(id="host_sync", category="performance", severity="P1", file="k.py", line=3)
+    g = Finding(id="pytorch_compute", category="best_practices", severity="P0", file="k.py", line=4)
+    rep = weigh(AuditReport(file="k.py", findings=[f, g]).finalize(), None, "none")
+    assert [x.severity for x in rep.findings] == ["P0", "P1"]
+
+
+# ---- the [audit] table of the sidecar ------------------------------------------------------------------------
+def test_audit_table_parses_and_refuses_a_dispute_without_a_reason() -> None:
+    p = Path("ref.p2t.toml")
+    ok = parse_audit({"harness": "h.py", "shape": [4, 100], "accept": [{"check": "x", "line": 3, "reason": "why"}]}, p)
+    assert ok["accept"][0]["reason"] == "why" and ok["shape"] == [4, 100]
+    with pytest.raises(UsageError, match="needs exactly check, line and reason"):
+        parse_audit({"accept": [{"check": "x", "line": 3}]}, p)
+    with pytest.raises(UsageError, match="unknown key"):
+        parse_audit({"harnes": "h.py"}, p)
+
+
+# ---- the probes, run for real -------------------------------------------------------------------------------
+def _run_repro(target: str, harness: str, only: str | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "pytorch_to_triton.worker.probes", target, "--harness", harness]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    return subprocess.run(cmd + (["--only", only] if only else []), cwd=FIX, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("name", _fixtures())
+def test_fixture_fails_exactly_on_its_labelled_probe(name: str) -> None:
+    label = _label(name)
+    out = _run_repro(name, HARNESS.get(name, "harness_rows.py"))
+    failed = {line.split()[1].rstrip(":") for line in out.stdout.splitlines() if line.startswith("FAIL ")}
+    if label[0] == "good":
+        assert out.returncode == 0 and not failed, out.stdout + out.stderr[-2000:]
+    else:
+        assert out.returncode == 1 and label[1] in failed, out.stdout + out.stderr[-2000:]
+
+
+def test_audit_tool_reports_a_p0_with_a_reproducer_that_fails(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{REL}/ce_ignore_index.py", harness=f"{REL}/harness_ce.py", compile=False)
+    p0 = [f for f in rep.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_sentinel"] and p0[0].line == 15, rep.markdown
+    assert "illegal memory access" in p0[0].evidence and p0[0].reproducer.startswith("python -m ")
+    assert {p["name"] for p in rep.probes} >= {"example", "layout", "sizes", "sentinel", "defaults"}
+    assert "Probes (the entry run" in rep.markdown
+    args = p0[0].reproducer.split(" --only ")
+    only = args[1].strip("'")
+    target, harness = args[0].split()[3], args[0].split()[5]
+    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probes", target, "--harness", harness,
+                          "--only", only], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1 and "out-of-bounds load" in out.stdout
+
+
+def test_good_kernel_static_suspect_is_a_verify_after_probes_pass(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{REL}/softmax_good.py", harness=f"{REL}/harness_rows.py", compile=False)
+    assert rep.counts["P0"] == 0, rep.markdown
+    assert not any(f.check.startswith("probe_") for f in rep.findings)
+
+
+def test_without_an_example_call_the_report_says_how_to_give_one(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{REL}/rows_dropped.py", compile=False)
+    assert rep.counts["P0"] == 0 and any("harness=" in n for n in rep.not_checked)
+    assert all(f.why.startswith("verify:") for f in rep.findings if f.check in ("grid_floor_division",))
