@@ -1,7 +1,8 @@
 """audit_kernel's dynamic confirmation (worker op "probe"): run the file's public entry on inputs that expose bugs.
 
 Given the audited file, an entry and one example call (a harness in the task format: `make_inputs(case)`, optional
-`SHAPES`, `ENTRY` and `reference`), every probe runs the entry on the GPU, or under the interpreter with its bounds
+`AUDIT_SHAPE` or `SHAPES`, `ENTRY`, `reference`, and `SKIP_PROBES = {probe: why}` for what the entry's contract rules
+out, e.g. rows of a blockwise quantizer that share a block), every probe runs the entry on the GPU, or under the interpreter with its bounds
 check (bounds.py), on variants from probe_inputs.py, and compares it with itself (metamorphic) or with the harness's
 reference. Nothing here decides severity: the server's audit/evidence.py does, from what each probe saw.
 
@@ -134,13 +135,15 @@ class Prober:
 
     def __init__(self, entry: Callable[..., Any], make_inputs: Callable[[Case], Any], shape: Any, dtype: str,
                  device: str, reference: Callable[..., Any] | None = None, only: str | None = None,
-                 budget_s: float = DEFAULT_BUDGET_S, user_dirs: list[Path] | None = None) -> None:
+                 budget_s: float = DEFAULT_BUDGET_S, user_dirs: list[Path] | None = None,
+                 skip: dict[str, str] | None = None) -> None:
         self.entry, self.make, self.shape, self.device = entry, make_inputs, shape, device
         self.dtype = dtype_from_name(dtype)
         self.reference, self.only = reference, only
         self.deadline = time.monotonic() + budget_s
         self.user_dirs = user_dirs or []
         self.rtol, self.atol = tolerance_for(self.dtype, None)
+        self.skip = dict(skip or {})  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
 
     # ---- calls ---------------------------------------------------------------------------------------------
     def inputs(self, shape: Any = None, dtype: torch.dtype | None = None, seed: int = 0) -> list[Any]:
@@ -228,6 +231,9 @@ class Prober:
         for step in steps:
             name = step.__name__.lstrip("_")
             p = probes[name]
+            if name in self.skip:
+                p.not_run = f"the harness rules it out: {self.skip[name]}"
+                continue
             if self.only is not None and not self.only.startswith(f"{name}:"):
                 p.not_run = "not asked for (reproducer of one variant)"
                 continue
@@ -287,7 +293,26 @@ class Prober:
             except Exception as e:  # noqa: BLE001 - the harness cannot build this size: not the kernel's fault
                 p.notes.append(f"{label}: make_inputs refused ({type(e).__name__})")
                 continue
-            self.judge(p, label, v, self.call(v), refusal_ok=True)
+            got = self.call(v)
+            if (got.error is not None or _nonfinite(got.outputs or [])) and self.invalid_for_reference(p, label, v):
+                continue
+            self.judge(p, label, v, got, refusal_ok=True)
+
+    def invalid_for_reference(self, p: Probe, label: str, inputs: list[Any]) -> bool:
+        """True (and a note) when the harness's reference refuses the same input or gives non-finite values too: the
+        input is outside what the function means (0 classes), not a failure of the kernel."""
+        if self.reference is None:
+            return False
+        ref = self.call(inputs, fn=self.reference)
+        if ref.error is not None:
+            p.ran.append(label)
+            p.notes.append(f"{label}: the reference refuses it too ({type(ref.error).__name__})")
+            return True
+        if _nonfinite(ref.outputs or []):
+            p.ran.append(label)
+            p.notes.append(f"{label}: the reference is non-finite too")
+            return True
+        return False
 
     def _sentinel(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
         try:
@@ -436,7 +461,7 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     shape = _example_shape(h_mod, args.get("shape"))
     prober = Prober(fn, h_mod.make_inputs, shape, args.get("dtype") or "float32", rt.device, ref,
                     args.get("only"), float(args.get("budget_s") or DEFAULT_BUDGET_S),
-                    [target.resolve().parent, harness.resolve().parent])
+                    [target.resolve().parent, harness.resolve().parent], getattr(h_mod, "SKIP_PROBES", None))
     if emit:
         emit("progress", message=f"probes of {getattr(fn, '__name__', 'entry')} at {shape}")
     probes = prober.run()
