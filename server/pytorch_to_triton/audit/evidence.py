@@ -50,10 +50,13 @@ def _same_file(rec: dict[str, Any], report_file: str) -> bool:
     return f is None or Path(str(f)).name == Path(report_file).name
 
 
-def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, repro: Repro | None) -> Finding:
+def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, repro: Repro | None,
+                     entry_line: int = 0) -> Finding:
     first = recs[0]
     weak = probe == "dtype" or (probe == "magnitude" and first.get("judged_by") != "reference")
+    # the kernel line of an error inside the audited file, else the entry's def line (a wrong result has no line)
     line = int(first.get("kernel_line") or first.get("line") or 0) if _same_file(first, report_file) else 0
+    line = line or entry_line
     variants = "; ".join(f"{r['variant']}: {r['what']}" for r in recs[:4]) + (f" (+{len(recs) - 4})" if len(recs) > 4
                                                                             else "")
     detail = first.get("detail") or first.get("error") or ""
@@ -75,6 +78,7 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
         report.not_checked.insert(0, f"probes did not run: {why_not or 'no example call'}; static suspects of wrong "
                                      "results are hypotheses (P2 'verify:') until a failing input shows them")
     failed = {p["name"]: list(p.get("failures", [])) for p in probes if p.get("failures")}
+    reached = _reach(report, probed)
     by_name = {p["name"]: p for p in probes}
     used: set[int] = set()
     for f in report.findings:
@@ -93,6 +97,9 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
             f.fix = f"{f.fix} Then rerun the reproducer: it must pass."
             continue
         status = "; ".join(_status(by_name[n]) for n in h.probes if n in by_name) or "no probe ran"
+        if probed is not None and not reached(f):
+            hits, status = [], (f"the probes' entry {probed.get('entry')} never ran this code (it launched "
+                                f"{', '.join(probed.get('launched') or []) or 'no kernel'}): give a harness for it")
         if hits:
             f.severity = "P1"
             f.why = (f"verify: may cause the failing probe {hits[0].get('variant')} ({hits[0].get('what')}), which "
@@ -105,13 +112,27 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
         f.snippet = ""
     for name, recs in failed.items():
         rest = [r for r in recs if id(r) not in used]
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for r in rest:
-            groups.setdefault(r["what"], []).append(r)
-        for recs_same in groups.values():
-            report.findings.append(_failure_finding(name, recs_same, report.file, repro))
+        if rest:  # one finding per probe: its variants are one problem seen several ways
+            report.findings.append(_failure_finding(name, rest, report.file, repro,
+                                                    int((probed or {}).get("entry_line") or 0)))
     _accept(report, accept or [])
     return report.finalize()
+
+
+def _reach(report: AuditReport, probed: dict[str, Any] | None) -> Callable[[Finding], bool]:
+    """Did the probed entry run the code of a finding? Its kernel was launched, or its wrapper is the entry (and the
+    launch it names, if any, is one that ran); a @jit helper counts as run when any kernel ran."""
+    launched = set((probed or {}).get("launched") or [])
+    entry = (probed or {}).get("entry")
+    kernels = {k["name"]: k.get("helper", False) for k in report.kernels}
+
+    def ran(f: Finding) -> bool:
+        if f.function in kernels:
+            return f.function in launched or (kernels[f.function] and bool(launched))
+        named = [k for k in kernels if k in f.evidence]
+        return (f.function == entry or f.function is None) and (not named or any(k in launched for k in named))
+
+    return ran
 
 
 def _accept(report: AuditReport, accept: list[dict[str, Any]]) -> None:

@@ -464,11 +464,20 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
                     [target.resolve().parent, harness.resolve().parent], getattr(h_mod, "SKIP_PROBES", None))
     if emit:
         emit("progress", message=f"probes of {getattr(fn, '__name__', 'entry')} at {shape}")
+    from .runtime import RECORDER
+
+    RECORDER.reset()
     probes = prober.run()
+    launched = sorted(set(RECORDER.names))
     safety = ("the interpreter's bounds check (every load/store inside its launch's tensors)" if bounds else
               "out-of-bounds accesses show as CUDA errors only when they leave the allocation (no compute-sanitizer "
               "here); poisoned guard bytes catch the rest as non-finite outputs")
-    return {"probes": [p.as_dict() for p in probes], "entry": getattr(fn, "__name__", str(fn)),
+    try:
+        entry_line = inspect.getsourcelines(inspect.unwrap(fn))[1]
+    except (OSError, TypeError):
+        entry_line = 0
+    return {"probes": [p.as_dict() for p in probes], "entry": getattr(fn, "__name__", str(fn)), "entry_line": entry_line,
+            "launched": launched,
             "shape": list(shape) if isinstance(shape, tuple) else shape, "dtype": args.get("dtype") or "float32",
             "device": rt.device, "safety": safety, "reference": ref is not None}
 
