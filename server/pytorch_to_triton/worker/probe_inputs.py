@@ -4,8 +4,9 @@ Each function takes the example call's inputs (or its case shape) and returns la
 a reproducer names (`--only LABEL`). Tiers, cheapest first, all small enough for the CPU interpreter:
 - layout: the same values in other layouts (a transposed copy, a strided slice with poison in the gaps);
 - rows: a prefix of the batch (1 row, half, all but one) that must give the same rows as the full batch;
-- sizes: each dimension at 0 (empty), 1, odd (17), and one either side of the power of two at or above the example's
-  size (block boundaries: blocks are powers of two in practice), plus that power of two + 1 with the others fixed;
+- sizes: each dimension at 1, odd (17), and one either side of the power of two at or above the example's size
+  (block boundaries: blocks are powers of two in practice); the first dimension (the batch) also at 0, an empty
+  batch (an inner dimension of 0, a head of no channels, means nothing and is not tried);
 - sentinel: a quarter of the integer entries set to the entry's own sentinel default (ignore_index=-100 ...);
 - magnitude: values x100 (softmax/exp overflow) and shifted by -120 (exp underflow to 0, log(0) = -inf).
 """
@@ -83,9 +84,9 @@ def boundary_shapes(shape: Any) -> dict[str, Any]:
     else:
         return {}
     out: dict[str, Any] = {}
-    for key, size in dims:
+    for n, (key, size) in enumerate(dims):
         p = max(16, _pow2_at_or_above(size))
-        for new in (0, 1, 17, p - 1, p + 1):
+        for new in ((0,) if n == 0 else ()) + (1, 17, p - 1, p + 1):
             if new == size:
                 continue
             s = dict(shape) if isinstance(shape, dict) else list(shape)

@@ -27,7 +27,7 @@ import torch
 from . import probe_inputs as pi
 from .bounds import BOUNDS, OutOfBounds
 from .bounds import install as install_bounds
-from .compare import tolerance_for
+from .compare import merged_tolerances, tolerance_for
 from .errors_fmt import describe
 from .poison import POISON
 from .poison import install as install_poison
@@ -143,7 +143,9 @@ class Prober:
         self.deadline = time.monotonic() + budget_s
         self.user_dirs = user_dirs or []
         self.rtol, self.atol = tolerance_for(self.dtype, None)
-        self.skip = dict(skip or {})  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
+        self.skip = dict(skip or {})
+        self.task = False  # the harness is a task reference: run_validation owns the comparison with it
+        self.tolerances: dict[str, Any] = {}  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
 
     # ---- calls ---------------------------------------------------------------------------------------------
     def inputs(self, shape: Any = None, dtype: torch.dtype | None = None, seed: int = 0) -> list[Any]:
@@ -402,8 +404,9 @@ class Prober:
             self.fail(p, label, "non-finite output on the entry's own defaults", detail=_nonfinite(got.outputs or []))
 
     def _reference(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
-        if self.reference is None:
-            p.not_run = ("the harness has no reference(); with a task reference, run_validation compares against it")
+        if self.reference is None or self.task:
+            p.not_run = ("run_validation compares against the task reference (its tolerances, dtypes and cases): run "
+                         "it" if self.task else "the harness has no reference()")
             return
         label = "example vs reference"
         if not self.wanted("reference", label):
@@ -414,7 +417,8 @@ class Prober:
         if ref.outputs is None:
             p.notes.append(f"the reference failed: {type(ref.error).__name__}: {str(ref.error)[:160]}")
             return
-        diff = _mismatch(outs, ref.outputs, self.rtol, self.atol)
+        rtol, atol = tolerance_for(self.dtype, self.tolerances)
+        diff = _mismatch(outs, ref.outputs, rtol, atol)
         if diff:
             self.fail(p, label, "differs from the reference", detail=diff, judged_by="reference")
 
@@ -467,6 +471,8 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     from .runtime import RECORDER
 
     RECORDER.reset()
+    prober.task = not (args.get("entry") or hasattr(h_mod, "ENTRY") or callable(getattr(h_mod, "entry", None)))
+    prober.tolerances = merged_tolerances(h_mod, None)
     probes = prober.run()
     launched = sorted(set(RECORDER.names))
     safety = ("the interpreter's bounds check (every load/store inside its launch's tensors)" if bounds else
