@@ -50,10 +50,16 @@ def _same_file(rec: dict[str, Any], report_file: str) -> bool:
     return f is None or Path(str(f)).name == Path(report_file).name
 
 
+def _weak(probe: str, rec: dict[str, Any]) -> bool:
+    """Evidence that shows a drift, not a wrong result: a bfloat16 difference, or non-finite values no reference
+    judged (the function may overflow on its own)."""
+    return probe == "dtype" or (probe == "magnitude" and rec.get("judged_by") != "reference")
+
+
 def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, repro: Repro | None,
                      entry_line: int = 0) -> Finding:
     first = recs[0]
-    weak = probe == "dtype" or (probe == "magnitude" and first.get("judged_by") != "reference")
+    weak = _weak(probe, first)
     # the kernel line of an error inside the audited file, else the entry's def line (a wrong result has no line)
     line = int(first.get("kernel_line") or first.get("line") or 0) if _same_file(first, report_file) else 0
     line = line or entry_line
@@ -112,9 +118,12 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
         f.snippet = ""
     for name, recs in failed.items():
         rest = [r for r in recs if id(r) not in used]
-        if rest:  # one finding per probe: its variants are one problem seen several ways
-            report.findings.append(_failure_finding(name, rest, report.file, repro,
-                                                    int((probed or {}).get("entry_line") or 0)))
+        # one finding per probe (its variants are one problem seen several ways), split only by the evidence's weight
+        for weak in (False, True):
+            recs_w = [r for r in rest if _weak(name, r) == weak]
+            if recs_w:
+                report.findings.append(_failure_finding(name, recs_w, report.file, repro,
+                                                        int((probed or {}).get("entry_line") or 0)))
     _accept(report, accept or [])
     return report.finalize()
 
