@@ -159,3 +159,25 @@ def test_without_an_example_call_the_report_says_how_to_give_one(service) -> Non
     rep = service.audit(path=f"{REL}/rows_dropped.py", compile=False)
     assert rep.counts["P0"] == 0 and any("harness=" in n for n in rep.not_checked)
     assert all(f.why.startswith("verify:") for f in rep.findings if f.check in ("grid_floor_division",))
+
+
+def test_task_reference_drives_the_probes_and_a_sidecar_dispute_is_kept(tmp_path: Path, tmp_service) -> None:  # noqa: ANN001
+    import json
+    import shutil
+
+    (tmp_path / "reference.py").write_text(
+        "import torch\n\nSHAPES = {'example': (6, 40)}\n\n\ndef make_inputs(case):\n    m, n = case.shape\n"
+        "    return (case.randn(m, n),)\n\n\ndef reference(x):\n    return torch.softmax(x, -1)\n")
+    shutil.copy(FIX / "rows_dropped.py", tmp_path / "stage1.py")
+    rep = tmp_service.audit(path="stage1.py", compile=False)  # the folder's task: its reference is the harness
+    assert [f.check for f in rep.findings if f.severity == "P0"] == ["probe_example"], rep.markdown
+    line = next(f.line for f in rep.findings if f.check == "probe_example")
+    (tmp_path / "reference.p2t.toml").write_text(
+        f'[audit]\naccept = [{{check = "probe_example", line = {line}, reason = "callers pad the batch to 4"}}]\n')
+    rep = tmp_service.audit(path="stage1.py", compile=False)
+    assert rep.counts["P0"] == 0 and [(f.check, f.accepted) for f in rep.accepted] == [
+        ("probe_example", "callers pad the batch to 4")]
+    assert "callers pad the batch to 4" in rep.markdown
+    rows = [json.loads(x) for p in (tmp_path / ".pytorch-to-triton").rglob("*.jsonl") for x in p.read_text().splitlines()]
+    kept = [r for r in rows if r.get("tool") == "audit_kernel" and r.get("audit_accepted")]
+    assert kept and kept[-1]["audit_accepted"][0]["reason"] == "callers pad the batch to 4"
