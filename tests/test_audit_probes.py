@@ -202,3 +202,33 @@ def test_held_out_p0s_are_real_and_reproduce_and_execution_finds_the_known_probl
     assert not [g for g in s["graded"] if g["label"] == "unlabelled"]
     rec = s["recall"]
     assert rec and sum(x["by_execution"] for x in rec) >= 0.5 * len(rec), rec
+
+
+# ---- the static checks' precision in other styles (issue 26, item 5) ----------------------------------------
+DECAY = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def decay_kernel(out_ptr, a_ptr, dt_ptr, x_ptr, n, scale, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    A = tl.load(a_ptr + offs, mask=m, other=0.0)
+    dt = tl.load(dt_ptr + offs, mask=m, other=0.0)
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(out_ptr, tl.sum(tl.exp(A * dt) * x, axis=0))
+    tl.store(out_ptr + 1, tl.sum(tl.exp(x * scale), axis=0))
+    y = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + 2, tl.sum(y, axis=0))
+'''
+
+
+def test_decay_exp_and_zero_filled_sum_are_verify_notes_but_a_scaled_exp_is_not() -> None:
+    from pytorch_to_triton.audit import audit_source
+
+    rep = audit_source(DECAY, "decay.py")
+    by = {(f.id, f.line): f for f in rep.findings}
+    assert by[("unshifted_exp", 12)].severity == "P2" and "decay rate" in by[("unshifted_exp", 12)].why
+    assert by[("unshifted_exp", 13)].severity == "P0"  # exp(x * scale): logits times a scalar
+    other = by.get(("masked_load_other", 14))
+    assert other is None or (other.severity == "P2" and "read as 0 on every backend" in other.why)

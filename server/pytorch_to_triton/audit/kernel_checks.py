@@ -246,10 +246,29 @@ def _unshifted_exp(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) 
         fn = ctx.text(exp.func)
         shifted = f"{a} - tl.max({a}, axis={ax})" if isinstance(arg, ast.Name) else f"x - tl.max(x, axis={ax})"
         pre = "" if isinstance(arg, ast.Name) else f"x = {a}\n"
-        ctx.add("unshifted_exp", exp, k.name,
+        ctx.add("unshifted_exp", exp, k.name, verify=_decay(arg, k),
                 why=f"{fn}({a}) of raw loaded data is summed by {ctx.text(consumer.func)}: it overflows to inf for "
                     "inputs above ~88 (fp32), and the softmax/logsumexp becomes NaN",
                 snippet=f"{pre}e = {fn}({shifted})  # online: {fn}(x - m_new[:, None]) with a running max")
+
+
+def _decay(arg: ast.expr, k: KernelDecl) -> str:
+    """Issue 26 (mamba's selective_state_update in the trial): exp of a product of two tensors, exp(A * dt), is a
+    decay rate times a step, not logits; a softmax's exponent is the data, or the data times a scalar scale."""
+    if not (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mult)):
+        return ""
+    loaded = {t.id for n in ast.walk(k.node) if isinstance(n, ast.Assign) and "load(" in ast.unparse(n.value)
+              for t in n.targets if isinstance(t, ast.Name)}
+
+    def tensor(x: ast.expr) -> bool:
+        while isinstance(x, (ast.Subscript, ast.Attribute, ast.Call)) and not isinstance(x, ast.Call):
+            x = x.value
+        return isinstance(x, ast.Name) and x.id in loaded
+
+    if not (tensor(arg.left) and tensor(arg.right)):
+        return ""
+    return (f"exp({ast.unparse(arg)}) multiplies two tensors (a decay rate times a step, as exp(A * dt)), not "
+            "logits: it overflows only if that product can pass ~88")
 
 
 def _low_precision(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> None:
