@@ -232,3 +232,32 @@ def test_decay_exp_and_zero_filled_sum_are_verify_notes_but_a_scaled_exp_is_not(
     assert by[("unshifted_exp", 13)].severity == "P0"  # exp(x * scale): logits times a scalar
     other = by.get(("masked_load_other", 14))
     assert other is None or (other.severity == "P2" and "read as 0 on every backend" in other.why)
+
+
+GRID = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, D, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * D + offs, mask=offs < D, other=0.0)
+    tl.store(x_ptr + row * D + offs, v * 2, mask=offs < D)
+
+
+def f(x, heads, dim):
+    rows = x.numel() // heads // dim
+    k[(rows * heads,)](x, dim, BLOCK=128)
+    n_blocks = x.numel() // 1024
+    k[(n_blocks,)](x, dim, BLOCK=1024)
+    return x
+'''
+
+
+def test_exact_size_division_is_not_a_grid_but_a_block_count_is() -> None:
+    from pytorch_to_triton.audit import audit_source
+
+    rep = audit_source(GRID, "g.py")
+    assert [(f.line, f.severity) for f in rep.findings if f.id == "grid_floor_division"] == [(17, "P0")]
