@@ -429,8 +429,12 @@ class Service:
             return weigh(report, None, p.why_not, accept=p.accept)
         if on_event:
             on_event("probes", 1, 2)
+        def fwd(msg: dict[str, Any]) -> None:
+            if on_event is not None and msg.get("type") == "progress":
+                on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
+
         try:
-            res = self.pool.call("probe", p.args, timeout_s=timeout_s, device=device, cancel=cancel)
+            res = self.pool.call("probe", p.args, timeout_s=timeout_s, device=device, on_event=fwd, cancel=cancel)
         except WorkerError as e:
             if e.kind == "cancelled":
                 raise

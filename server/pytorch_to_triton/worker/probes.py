@@ -136,13 +136,14 @@ class Prober:
     def __init__(self, entry: Callable[..., Any], make_inputs: Callable[[Case], Any], shape: Any, dtype: str,
                  device: str, reference: Callable[..., Any] | None = None, only: str | None = None,
                  budget_s: float = DEFAULT_BUDGET_S, user_dirs: list[Path] | None = None,
-                 skip: dict[str, str] | None = None) -> None:
+                 skip: dict[str, str] | None = None, emit: Callable[..., Any] | None = None) -> None:
         self.entry, self.make, self.shape, self.device = entry, make_inputs, shape, device
         self.dtype = dtype_from_name(dtype)
         self.reference, self.only = reference, only
         self.deadline = time.monotonic() + budget_s
         self.user_dirs = user_dirs or []
         self.rtol, self.atol = tolerance_for(self.dtype, None)
+        self.emit = emit
         self.skip = dict(skip or {})
         self.task = False  # the harness is a task reference: run_validation owns the comparison with it
         self.tolerances: dict[str, Any] = {}  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
@@ -230,9 +231,11 @@ class Prober:
         outs = base.outputs or []
         steps = [self._repeat, self._layout, self._rows, self._sizes, self._sentinel, self._magnitude, self._dtype,
                  self._defaults, self._reference]
-        for step in steps:
+        for i, step in enumerate(steps):
             name = step.__name__.lstrip("_")
             p = probes[name]
+            if self.emit is not None:
+                self.emit("progress", message=f"probe {name}", progress=i + 1, total=len(steps))
             if name in self.skip:
                 p.not_run = f"the harness rules it out: {self.skip[name]}"
                 continue
@@ -465,7 +468,7 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     shape = _example_shape(h_mod, args.get("shape"))
     prober = Prober(fn, h_mod.make_inputs, shape, args.get("dtype") or "float32", rt.device, ref,
                     args.get("only"), float(args.get("budget_s") or DEFAULT_BUDGET_S),
-                    [target.resolve().parent, harness.resolve().parent], getattr(h_mod, "SKIP_PROBES", None))
+                    [target.resolve().parent, harness.resolve().parent], getattr(h_mod, "SKIP_PROBES", None), emit)
     if emit:
         emit("progress", message=f"probes of {getattr(fn, '__name__', 'entry')} at {shape}")
     from .runtime import RECORDER
