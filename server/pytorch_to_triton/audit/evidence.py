@@ -125,7 +125,14 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
                 report.findings.append(_failure_finding(name, recs_w, report.file, repro,
                                                         int((probed or {}).get("entry_line") or 0)))
     _accept(report, accept or [])
-    return report.finalize()
+    report.finalize()
+    suspects = sum(f.severity == "P2" and f.why.startswith("verify:") and hypothesis(f.id) is not None
+                   for f in report.findings)
+    if suspects and not report.counts["P0"]:
+        ran = "the probes did not show them" if probed is not None else \
+            "give an example call (harness=) to run them"
+        report.verdict += f"; {suspects} static suspect(s) of wrong results to verify (P2): {ran}"
+    return report
 
 
 def _reach(report: AuditReport, probed: dict[str, Any] | None) -> Callable[[Finding], bool]:

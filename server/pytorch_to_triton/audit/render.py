@@ -77,6 +77,11 @@ def _summary(report: AuditReport) -> str:
         text += f". Fix first: {first.id} at line {first.line}."
     else:
         text += "."
+    if report.probes:
+        ran = [p for p in report.probes if not p.get("not_run")]
+        bad = [p["name"] for p in ran if p.get("failures")]
+        text += (f" Probes: {len(ran)} of {len(report.probes)} ran"
+                 + (f", failed: {', '.join(bad)}." if bad else ", none failed."))
     if report.host_code:
         text += f" Host code: {len(report.host_code)} note{'s' if len(report.host_code) != 1 else ''} (information)."
     return text
