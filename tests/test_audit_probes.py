@@ -122,6 +122,7 @@ def _run_repro(target: str, harness: str, only: str | None = None) -> subprocess
                           timeout=300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _fixtures())
 def test_fixture_fails_exactly_on_its_labelled_probe(name: str) -> None:
     label = _label(name)
