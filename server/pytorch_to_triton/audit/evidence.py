@@ -143,6 +143,8 @@ def _reach(report: AuditReport, probed: dict[str, Any] | None) -> Callable[[Find
     kernels = {k["name"]: k.get("helper", False) for k in report.kernels}
 
     def ran(f: Finding) -> bool:
+        if not launched:  # nothing launched (the example failed first, or no probe ran): cannot tell
+            return True
         if f.function in kernels:
             return f.function in launched or (kernels[f.function] and bool(launched))
         named = [k for k in kernels if k in f.evidence]
