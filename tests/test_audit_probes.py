@@ -262,3 +262,17 @@ def test_exact_size_division_is_not_a_grid_but_a_block_count_is() -> None:
 
     rep = audit_source(GRID, "g.py")
     assert [(f.line, f.severity) for f in rep.findings if f.id == "grid_floor_division"] == [(17, "P0")]
+
+
+def test_a_file_outside_a_task_takes_its_example_call_from_its_own_sidecar(tmp_path: Path, tmp_service) -> None:  # noqa: ANN001
+    import shutil
+
+    for name in ("ce_ignore_index.py", "harness_ce.py"):
+        shutil.copy(FIX / name, tmp_path / name)
+    (tmp_path / "ce_ignore_index.p2t.toml").write_text('[audit]\nharness = "harness_ce.py"\n')
+    rep = tmp_service.audit(path="ce_ignore_index.py", compile=False)
+    assert [f.check for f in rep.findings if f.severity == "P0"] == ["probe_sentinel"], rep.markdown
+    assert "--harness harness_ce.py" in rep.findings[0].reproducer
+    (tmp_path / "ce_ignore_index.p2t.toml").write_text('[audit]\nharness = "missing.py"\n')
+    rep = tmp_service.audit(path="ce_ignore_index.py", compile=False)
+    assert rep.counts["P0"] == 0 and any("missing.py" in n and "not found" in n for n in rep.not_checked)
