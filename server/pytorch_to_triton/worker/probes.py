@@ -50,6 +50,10 @@ PROBES = {
 }
 # Exceptions that mean the entry refused an input on purpose (a checked precondition), not a crash.
 REFUSALS = (AssertionError, ValueError, NotImplementedError)
+
+
+class Poisoned(Exception):
+    """An earlier call left the CUDA context unusable (an illegal memory access): no later call can run."""
 DEFAULT_BUDGET_S = 240.0
 
 
@@ -87,6 +91,15 @@ class Probe:
         """JSON form for the protocol."""
         return {"name": self.name, "covered": self.covered, "ran": self.ran, "failures": self.failures,
                 "notes": self.notes, "not_run": self.not_run}
+
+
+def _cuda_usable() -> bool:
+    try:
+        torch.cuda.synchronize()
+        torch.zeros(1, device="cuda").add_(1).item()
+        return True
+    except Exception:  # noqa: BLE001 - a sticky CUDA error
+        return False
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -145,6 +158,7 @@ class Prober:
         self.user_dirs = user_dirs or []
         self.rtol, self.atol = tolerance_for(self.dtype, None)
         self.emit = emit
+        self.poisoned = ""  # set when a call leaves the CUDA context unusable (worker/__main__ replaces the worker)
         self.skip = dict(skip or {})
         self.task = False  # the harness is a task reference: run_validation owns the comparison with it
         self.tolerances: dict[str, Any] = {}  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
@@ -159,6 +173,8 @@ class Prober:
     def call(self, inputs: list[Any], fn: Callable[..., Any] | None = None, kwargs: dict[str, Any] | None = None) \
             -> Outcome:
         """Run the entry (poisoned allocations, bounds-checked under the interpreter); outputs as float64 copies."""
+        if self.poisoned:
+            raise Poisoned(self.poisoned)
         t0 = time.monotonic()
         BOUNDS.active, POISON.active = True, True
         try:
@@ -171,6 +187,8 @@ class Prober:
                    for t in outs]
             return Outcome(outputs=res, seconds=time.monotonic() - t0)
         except Exception as e:  # noqa: BLE001 - a failing call is what a probe looks for
+            if self.device == "cuda" and not _cuda_usable():
+                self.poisoned = f"{type(e).__name__}: {str(e)[:160]}"
             return Outcome(error=e, seconds=time.monotonic() - t0)
         finally:
             BOUNDS.active, POISON.active = False, False
@@ -246,8 +264,13 @@ class Prober:
             if time.monotonic() > self.deadline:
                 p.not_run = "time budget spent before this probe"
                 continue
+            if self.poisoned:
+                p.not_run = f"the CUDA context is unusable after an earlier failure ({self.poisoned})"
+                continue
             try:
                 step(p, x, outs)
+            except Poisoned as e:
+                p.not_run = f"stopped: the CUDA context is unusable after an earlier failure ({e})"
             except Exception as e:  # noqa: BLE001 - a probe that breaks says so; the others still run
                 p.not_run = f"probe error: {type(e).__name__}: {e}"[:300]
             if not p.ran and not p.not_run:
@@ -390,7 +413,9 @@ class Prober:
             return
         scale = max([1.0] + [t.abs().max().item() for t in ref32.outputs if t.is_floating_point() and t.numel()
                              and torch.isfinite(t).all()])
-        diff = _mismatch(got.outputs or [], ref32.outputs, 5e-2, 5e-2 * scale)
+        floats = [i for i, t in enumerate(ref32.outputs) if t.is_floating_point()]  # codes, indices may move by one
+        diff = _mismatch([(got.outputs or [])[i] for i in floats if i < len(got.outputs or [])],
+                         [ref32.outputs[i] for i in floats], 5e-2, 5e-2 * scale)
         if diff:
             self.fail(p, label, "bfloat16 result far from the float32 result on the same values", detail=diff)
 
