@@ -69,9 +69,11 @@ class Outcome:
     def oob(self) -> bool:
         """The call touched memory outside its tensors."""
         e: BaseException | None = self.error
-        while e is not None:
+        seen: set[int] = set()
+        while e is not None and id(e) not in seen:  # a chain can loop back on itself
             if isinstance(e, OutOfBounds) or "out-of-bounds" in str(e):
                 return True
+            seen.add(id(e))
             e = e.__cause__ or e.__context__
         return False
 
