@@ -276,3 +276,33 @@ def test_a_file_outside_a_task_takes_its_example_call_from_its_own_sidecar(tmp_p
     (tmp_path / "ce_ignore_index.p2t.toml").write_text('[audit]\nharness = "missing.py"\n')
     rep = tmp_service.audit(path="ce_ignore_index.py", compile=False)
     assert rep.counts["P0"] == 0 and any("missing.py" in n and "not found" in n for n in rep.not_checked)
+
+
+FULL_TILES = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def sum_kernel(out_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n - BLOCK + 1, BLOCK):
+        acc += tl.load(x_ptr + start + offs)
+    last = n // BLOCK * BLOCK
+    acc += tl.load(x_ptr + last + offs, mask=last + offs < n, other=0.0)
+    tl.store(out_ptr, tl.sum(acc, axis=0))
+
+
+def total(x):
+    out = x.new_empty(1)
+    sum_kernel[(1,)](out, x, x.numel(), BLOCK=128)
+    return out
+'''
+
+
+def test_full_tile_loop_with_a_masked_tail_is_a_verify_note() -> None:
+    from pytorch_to_triton.audit import audit_source
+
+    rep = audit_source(FULL_TILES, "full.py")
+    hits = [f for f in rep.findings if f.id == "unmasked_access"]
+    assert [(f.line, f.severity) for f in hits] == [(10, "P2")] and "full tiles only" in hits[0].why

@@ -81,12 +81,33 @@ def _unmasked(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> No
         offs = _offsets_name(a.node, k)
         mask = f"{offs} < {size}"
         extra = {"mask": "mask", "other": "0.0"} if a.kind == "load" else {"mask": "mask"}
-        ctx.add("unmasked_access", a.node, k.name, verify=verify,
+        ctx.add("unmasked_access", a.node, k.name, verify=verify or _full_tiles(k, trace, a),
                 why=f"tl.{a.kind} at offsets from tl.arange without a mask: the last block goes past {size} "
                     "whenever it is not a multiple of the block",
                 fix=f"mask = {mask}, passed as mask= (with other= for loads); or guard an unmasked fast path "
                     "with a tl.constexpr such as EVEN_N",
                 snippet=f"mask = {mask}\n" + _with_keywords(a.node, **extra))
+
+
+def _full_tiles(k: KernelDecl, trace: Trace, a: Access) -> str:
+    """Issue 26 (FlagGems in the trial): an unmasked access in a loop that stops before the last partial tile
+    (`range(0, N - BLOCK + 1, BLOCK)`, `range(N // BLOCK)`), with the same pointer accessed under a mask outside that
+    loop (the tail pass), reads only full tiles; the finding says what to verify instead of claiming a bug."""
+    loops = [f for f in ast.walk(k.node) if isinstance(f, ast.For) and any(n is a.node for n in ast.walk(f))
+             and isinstance(f.iter, ast.Call) and f.iter.args]
+    if not loops:
+        return ""
+    loop = loops[-1]
+    end = loop.iter.args[1] if len(loop.iter.args) >= 2 else loop.iter.args[0]
+    full = any(isinstance(n, ast.BinOp) and (isinstance(n.op, ast.FloorDiv) or (
+        isinstance(n.op, ast.Sub) and any(x in k.constexprs for x in names_in(n.right)))) for n in ast.walk(end))
+    base = _base(a)
+    tail = any(b.mask is not None and _base(b) == base and not any(b.node is n for n in ast.walk(loop))
+               for b in trace.accesses)
+    if not (full and tail and base):
+        return ""
+    return (f"the loop ends at {ast.unparse(end)} (full tiles only) and {base} has a masked pass outside it (the "
+            "tail): in bounds if that end never passes the last full tile")
 
 
 def _offsets_name(node: ast.Call, k: KernelDecl) -> str:
