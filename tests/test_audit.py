@@ -87,7 +87,11 @@ def test_planted_problems_keep_their_severity() -> None:
     for lab in _labels():
         rep = _audit(CORPUS / lab["file"])
         hits = [f for f in rep.findings if f.id == lab["check"] and abs(f.line - lab["line"]) <= 1]
-        assert any(f.severity == CHECKS[f.id].severity for f in hits) or lab["check"] == "constexpr_recompile", \
+        # issue 26: a masked load without other= feeding a sum or tl.dot reads 0 (the identity) on every backend, a
+        # robustness note at P2 `verify:` (planted p07's matmul operand)
+        zero_fill = any(f.why.startswith("verify: masked-off lanes without other= read as 0") for f in hits)
+        assert any(f.severity == CHECKS[f.id].severity for f in hits) or lab["check"] == "constexpr_recompile" \
+            or zero_fill, \
             (lab, [(f.severity, f.why[:60]) for f in hits])
 
 

@@ -64,7 +64,9 @@ def test_real_problems_are_still_reported() -> None:
 
 @pytest.mark.parametrize("severity,threshold", [("P0", P0_PRECISION), ("P1", P1_PRECISION)])
 def test_precision_within_the_labelled_budget(severity: str, threshold: float) -> None:
-    graded = [g for g in _score()["graded"] if g["severity"] == severity]
+    # the projects the checks were tuned on; held-out ones (issue 26) are reported by the table, and their static
+    # suspects reach a report only at P2 'verify:' unless a probe confirms them (tests/test_audit_probes.py)
+    graded = [g for g in _score()["graded"] if g["severity"] == severity and g["set"] == "tuned"]
     real = sum(g["label"] == "real" for g in graded)
     false = [(g["file"], g["line"], g["check"]) for g in graded if g["label"] != "real"]
     budget = int(real * (1 - threshold) / threshold)  # the most false findings that keep the precision

@@ -150,7 +150,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     svc = _service(args)
     try:
-        rep = svc.audit(path=args.path, compile=not args.no_compile, reference=args.reference)
+        rep = svc.audit(path=args.path, compile=not args.no_compile, reference=args.reference, harness=args.harness,
+                        probe=not args.no_probe)
     finally:
         svc.close()
     _emit(args, rep, rep.markdown or rep.summary)
@@ -245,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("path")
     a.add_argument("--reference", help="reference.py for compiled analysis on a GPU")
     a.add_argument("--no-compile", action="store_true")
+    a.add_argument("--harness", help="the entry's example call (make_inputs + ENTRY) for the probes")
+    a.add_argument("--no-probe", action="store_true", help="static suspects only (reported as P2 'verify:')")
     a.set_defaults(func=cmd_audit)
 
     d = sub.add_parser("docs", parents=[common], help="fetch/cache/search Triton docs")

@@ -206,12 +206,19 @@ def build_server(service: Service) -> MCPServer:
                                        "wgmma (needs reference)")] = True,
         reference: Annotated[str | None, Field(description="reference.py whose inputs drive the compiled analysis")] = None,
         timeout_s: Annotated[float, Field(ge=1, le=3600)] = 300,
+        harness: Annotated[str | None, Field(description=(
+            "the entry's example call: a file with make_inputs(case), ENTRY = '<function of the audited file>' and "
+            "AUDIT_SHAPE (references/audit-guide.md 'Probes'); default: the sidecar's [audit] or the task "
+            "reference"))] = None,
+        probe: Annotated[bool, Field(description="run the entry on inputs that expose the static suspects")] = True,
     ) -> Annotated[CallToolResult, AuditResult]:
         """Five-category review (correctness, performance, memory access, numerical stability, best practices) of a
-        Triton file from its AST (never executed), plus compiled facts on a GPU; findings carry severity (P0 wrong
-        results, P1 speed, P2 maintainability), file:line, evidence and a fix. Fix P0s first, then re-validate."""
+        Triton file: static suspects from its AST, confirmed by running its entry on inputs that expose them (probes:
+        layouts, batch splits, block-boundary and empty sizes, sentinels, magnitudes, defaults); compiled facts on a
+        GPU. A P0 carries a failing input and a reproducer; an unconfirmed suspect is P2 'verify:'. Dispute a finding
+        with [audit] accept in the task sidecar. Fix P0s first, then re-validate."""
         rep = await _run(ctx, service.audit, path=path, code=code, compile=compile, reference=reference,
-                         timeout_s=timeout_s)
+                         timeout_s=timeout_s, harness=harness, probe=probe)
         return _result(rep, rep.markdown or rep.summary)
 
     _register_suite_tool(server, service)

@@ -181,6 +181,9 @@ class AuditFinding(_Open):
     why: str = ""
     fix: str = ""
     snippet: str = ""
+    reproducer: str = Field("", description="a probe's failing input as one command (exits 1 while it fails)")
+    probe: str = Field("", description="the probe whose failure this finding reports or confirms")
+    accepted: str = Field("", description="in AuditResult.accepted: the sidecar's reason for the dispute")
 
     @model_validator(mode="before")
     @classmethod
@@ -211,6 +214,10 @@ class AuditResult(_Open):
     kernels: Any = Field(None, description="per @triton.jit function: name, line, autotune, constexprs, helper, "
                          "launched")
     task_notes: Any = Field(None, description="the task sidecar's notes (the assistant's assumptions), when found")
+    probes: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "what each probe did when the entry ran: name, covered, ran, failures, notes, not_run"))
+    accepted: list[AuditFinding] = Field(default_factory=list, description=(
+        "findings disputed in the task sidecar ([audit] accept), with the reason; not counted"))
 
 
 class DocsReport(_Open):

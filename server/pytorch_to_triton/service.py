@@ -358,8 +358,11 @@ class Service:
         device: str | None = None,
         on_event: OnEvent | None = None,
         cancel: threading.Event | None = None,
+        harness: str | None = None,
+        probe: bool = True,
     ) -> AuditResult:
-        """Five-category review of a Triton file: static AST analysis, plus compiled facts on a GPU."""
+        """Five-category review of a Triton file: static suspects, confirmed by running the entry (probes), plus
+        compiled facts on a GPU."""
         from .audit import Finding, audit_source, merge_compiled, render_markdown
 
         src_path = self.source(path, code, "path" if code is None else "code")
@@ -388,31 +391,72 @@ class Service:
         elif compile:
             report.not_checked.append("compiled analysis skipped: pass reference= (a task reference.py) so the kernel "
                                       "can be compiled for representative inputs on a GPU")
+        task_ref, side, side_err = self._audit_task(src_path, code, reference)
+        report = self._probe(report, src_path, harness, task_ref, side, probe, timeout_s, device, on_event, cancel)
         if on_event:
             on_event("report", 2, 2)
         data = report.model_dump(mode="json")
         result = AuditResult.model_validate({**data, "compiled": compiled, "markdown": render_markdown(report)})
         result.summary = _audit_summary(result)
         counts = {k: v for k, v in (data.get("counts") or {}).items() if k in ("P0", "P1", "P2")}
-        from . import journal
-
-        # The task: the reference given, else the task folder the audited file sits in (its reference.py).
-        task_ref = self.ws.resolve(reference, what="reference") if reference else (
-            journal.find_reference(src_path) if code is None else None)
+        if side_err:
+            result.not_checked.append(side_err)
         if task_ref is not None:
-            try:
-                side = self._sidecar(task_ref)
-            except UsageError as e:  # a static audit still answers; the sidecar's error is said, not fatal here
-                side = None
-                result.not_checked.append(f"task sidecar ignored: {e}")
             if side is not None and side.notes:  # the assistant's assumptions, to read next to the findings
                 result.task_notes = side.notes
                 head = f"task notes ({self.ws.relative(side.path)})"
                 result.summary += f"\n{head}: " + " ".join(side.notes.split())[:300]
                 result.markdown += f"\n\n**{head}:** " + " ".join(side.notes.split()) + "\n"
             self._journal(task_ref, "audit_kernel", self.ws.relative(src_path),
-                          {"ok": counts.get("P0", 0) == 0, "verdict": result.verdict, "audit_counts": counts})
+                          {"ok": counts.get("P0", 0) == 0, "verdict": result.verdict, "audit_counts": counts,
+                           "audit_accepted": [{"check": f.id, "line": f.line, "reason": f.accepted}
+                                              for f in report.accepted]})
         return result
+
+    def _audit_task(self, src_path: Path, code: str | None, reference: str | None) \
+            -> tuple[Path | None, sidecar.Sidecar | None, str]:
+        """The task (the reference given, else the folder's reference.py) and the sidecar holding [audit]."""
+        from . import journal
+
+        task_ref = self.ws.resolve(reference, what="reference") if reference else (
+            journal.find_reference(src_path) if code is None else None)
+        own = sidecar.path_for(src_path)  # a file outside a task: its own <stem>.p2t.toml
+        try:
+            if task_ref is not None:
+                return task_ref, self._sidecar(task_ref), ""
+            return None, (sidecar.load(src_path) if own.is_file() else None), ""
+        except UsageError as e:  # a static audit still answers; the sidecar's error is said, not fatal here
+            return task_ref, None, f"task sidecar ignored: {e}"
+
+    def _probe(self, report: Any, src_path: Path, harness: str | None, task_ref: Path | None,
+               side: sidecar.Sidecar | None, probe: bool, timeout_s: float, device: str | None,
+               on_event: OnEvent | None, cancel: threading.Event | None) -> Any:
+        """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence."""
+        from .audit.evidence import weigh
+        from .audit.probe_plan import plan
+
+        h = self.ws.resolve(harness, what="harness") if harness else None
+        p = plan(src_path, self.ws.relative, h, task_ref, side.audit if side else None,
+                 side.path.parent if side else None, max(10.0, 0.8 * timeout_s))
+        if not probe:
+            return weigh(report, None, "probe=false", accept=p.accept)
+        if p.args is None:
+            return weigh(report, None, p.why_not, accept=p.accept)
+        if on_event:
+            on_event("probes", 1, 2)
+        def fwd(msg: dict[str, Any]) -> None:
+            if on_event is not None and msg.get("type") == "progress":
+                on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
+
+        try:
+            res = self.pool.call("probe", p.args, timeout_s=timeout_s, device=device, on_event=fwd, cancel=cancel)
+        except WorkerError as e:
+            if e.kind == "cancelled":
+                raise
+            return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept)
+        report.checked.append(f"probes: {res.get('entry')} at {res.get('shape')} {res.get('dtype')} on "
+                              f"{res.get('device')}; safety by {res.get('safety')}")
+        return weigh(report, res, repro=p.reproducer, accept=p.accept)
 
     # ---- fetch_triton_docs ----------------------------------------------------------------------
     def docs(

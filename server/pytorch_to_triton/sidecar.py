@@ -26,7 +26,7 @@ DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16",
 _ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
             "fp64": "float64", "double": "float64"}
 PRESETS = ("tf32", "float32", "float16", "bfloat16", "float64")
-TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench")
+TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench", "audit")
 CASE_KEYS = ("name", "shape", "sizes", "dtype", "scale")
 TOL_KEYS = ("rtol", "atol", "preset", "reason")
 BENCH_KEYS = ("bytes", "flops", "dtype", "sizes", "cases")
@@ -165,6 +165,7 @@ class Sidecar:
     reasons: dict[str, str] = field(default_factory=dict)
     cases: list[dict[str, Any]] = field(default_factory=list)
     bench: dict[str, Any] = field(default_factory=dict)
+    audit: dict[str, Any] = field(default_factory=dict)  # [audit]: audit/audit_table.py
 
     def describe(self, used: list[str]) -> str:
         """One line for a report: which file, and which of its settings this call used."""
@@ -369,6 +370,10 @@ def parse(text: str, path: Path, problem: Problem | None = None) -> Sidecar:
             side.bench["sizes"] = _sizes(b["sizes"], path, "bench.sizes", problem)
         if "cases" in b:
             side.bench["cases"] = _cases(b["cases"], path, "bench.cases", problem)
+    if "audit" in raw:
+        from .audit.audit_table import parse_audit
+
+        side.audit = parse_audit(raw["audit"], path)
     return side
 
 

@@ -270,6 +270,20 @@ def _grid_dims(reader: HostReader, fn: HostFunc, g: ast.expr, line: int) -> list
     return None
 
 
+def _exact_size(div: ast.BinOp) -> bool:
+    """Issue 26 (FlagGems in the trial): x.numel() // heads // dim divides a tensor's element count by sizes of that
+    tensor, an exact dimension, not a count of blocks; a divisor named like a block (BLOCK, tile) or a literal is not."""
+    left: ast.expr = div
+    divisors = []
+    while isinstance(left, ast.BinOp) and isinstance(left.op, ast.FloorDiv):
+        divisors.append(left.right)
+        left = left.left
+    if not (isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr == "numel"):
+        return False
+    return all(isinstance(d, (ast.Name, ast.Subscript, ast.Attribute)) and not any(
+        w in ast.unparse(d).lower() for w in ("block", "tile", "chunk", "split")) for d in divisors)
+
+
 def _is_ceil(div: ast.BinOp) -> bool:
     """(n + B - 1) // B and -(-n // B) are ceilings, not floors."""
     left = div.left
@@ -303,6 +317,7 @@ def _grid(ctx: AuditContext, reader: HostReader, fn: HostFunc, ln: Launch, facts
     for e in exprs:
         for div in ast.walk(e):
             if isinstance(div, ast.BinOp) and isinstance(div.op, ast.FloorDiv) and not _is_ceil(div) and \
+                    not _exact_size(div) and \
                     ast.unparse(div.right) not in checked and not reader.shape_raw(fn, div.right) and \
                     not _divides(reader.int_value(fn, div.right), checked_values):
                 fixed = fixed_grid if any(e is d for d in dims) else ast.unparse(_ToCdiv().visit(copy.deepcopy(e)))

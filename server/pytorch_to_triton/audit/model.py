@@ -24,6 +24,11 @@ class Finding(BaseModel):
     why: str = ""
     fix: str = ""
     snippet: str = ""
+    # Issue 26: a probe's failing input as a command the user can run (exits 1 while it fails); the probe behind it.
+    reproducer: str = ""
+    probe: str = ""
+    # The assistant's recorded dispute ([audit] accept in the task sidecar): the reason, shown and journalled.
+    accepted: str = ""
 
 
 class AuditReport(BaseModel):
@@ -41,6 +46,9 @@ class AuditReport(BaseModel):
     checked: list[str] = []
     not_checked: list[str] = Field(default_factory=list)
     summary: str = ""
+    # Issue 26: what each probe ran and saw (worker/probes.py), and the findings disputed with a reason.
+    probes: list[dict[str, Any]] = []
+    accepted: list[Finding] = []
 
     def finalize(self) -> AuditReport:
         """Sort findings, count them and write the verdict."""

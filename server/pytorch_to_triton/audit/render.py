@@ -22,6 +22,9 @@ def render_markdown(report: AuditReport) -> str:
             out.append(f"| {i} | {f.severity} | {f.category} | {f.line} | {f.id} | `{ev}` |")
     else:
         out.append("No findings.")
+    if report.accepted:  # disputed in the task sidecar ([audit] accept), with the reason: shown, not counted
+        out += ["", "Accepted (disputed in the task sidecar, not counted):", ""]
+        out += [f"- line {f.line} `{f.id}` ({f.severity}): {f.accepted}" for f in report.accepted]
     out += ["", SECTIONS[2], ""]
     for i, f in enumerate(report.findings, 1):
         where = f"line {f.line}" + (f", {f.function}" if f.function else "")
@@ -29,6 +32,8 @@ def render_markdown(report: AuditReport) -> str:
         if f.evidence:
             out += [f"Evidence: `{f.evidence.replace('`', chr(39))}`", ""]
         out += [f"Why: {f.why}", "", f"Fix: {f.fix}", ""]
+        if f.reproducer:
+            out += ["Reproduce (exits 1 while it fails):", "", "```sh", f.reproducer, "```", ""]
         if f.snippet:
             out += ["```python", f.snippet, "```", ""]
     if not report.findings:
@@ -49,6 +54,9 @@ def render_markdown(report: AuditReport) -> str:
     for cid in report.checked:
         check = lookup(cid)
         out.append(f"- `{cid}`: {check.title}" if check else f"- `{cid}`")
+    if report.probes:
+        out += ["", "Probes (the entry run on inputs that expose the static suspects):", ""]
+        out += [f"- {probe_line(p)}" for p in report.probes]
     out += ["", SECTIONS[5], ""]
     out += [f"- {n}" for n in report.not_checked] or ["- nothing listed"]
     return "\n".join(out) + "\n"
@@ -69,6 +77,23 @@ def _summary(report: AuditReport) -> str:
         text += f". Fix first: {first.id} at line {first.line}."
     else:
         text += "."
+    if report.probes:
+        ran = [p for p in report.probes if not p.get("not_run")]
+        bad = [p["name"] for p in ran if p.get("failures")]
+        text += (f" Probes: {len(ran)} of {len(report.probes)} ran"
+                 + (f", failed: {', '.join(bad)}." if bad else ", none failed."))
     if report.host_code:
         text += f" Host code: {len(report.host_code)} note{'s' if len(report.host_code) != 1 else ''} (information)."
+    return text
+
+
+def probe_line(p: dict) -> str:
+    """One probe in words: what it covers, what ran, what failed or why it did not run."""
+    if p.get("not_run"):
+        return f"`{p['name']}` not run: {p['not_run']} ({p['covered']})"
+    ran, bad = p.get("ran", []), p.get("failures", [])
+    text = f"`{p['name']}` ({p['covered']}): ran {', '.join(ran) or 'nothing'}"
+    text += f"; FAILED {', '.join(f['variant'] for f in bad)}" if bad else "; passed"
+    if p.get("notes"):
+        text += "; " + "; ".join(p["notes"])[:300]
     return text

@@ -209,6 +209,10 @@ def _dispatch(op: str, args: dict[str, Any], rt: Any, patches: Any, emit: Any) -
         from .estimate import estimate_candidate
 
         return estimate_candidate(args, rt, emit, patches)
+    if op == "probe":  # audit_kernel: run the entry on inputs that expose its static suspects
+        from .probes import run_probes
+
+        return run_probes(args, rt, emit, patches)
     if op == "kernelbench_check":  # run_suite: KernelBench's plain criterion beside our verdict
         from .kb_criterion import kernelbench_check
 

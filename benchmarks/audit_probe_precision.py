@@ -1,0 +1,150 @@
+"""Precision of audit_kernel's P0/P1 once probes run the entry (issue 26), on held-out files and on the tuned fixtures.
+
+tests/audit_public_corpus/probe_labels.json names each file with its harness (the entry's example call) and its set:
+`held_out` (public files the checks and probes were not written against: bitsandbytes, lightning-thunder) or `tuned`
+(tests/audit_probe_fixtures, written with the probes). For each file this script runs the full audit (static
+suspects, then the probes in the worker: the CPU interpreter here, the GPU on a CUDA machine), grades every P0/P1
+finding with the labels (real or false, by reading and by running), and measures how many of the known real
+problems a probe found (recall by execution). Each P0 must carry a reproducer; `--check-repro` runs each one and
+counts those that fail as they should.
+
+Run from the repo root: PYTHONPATH=$PWD/server python3 benchmarks/audit_probe_precision.py [--json out.json]
+[--check-repro] [--only held_out]. With $OUT set, the JSON also goes to $OUT/audit_probe_precision.json.
+CPU (2 shared cores): ~3 min; tests/test_audit_probes.py runs the held-out part as a slow test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+LABELS = ROOT / "tests" / "audit_public_corpus" / "probe_labels.json"
+sys.path.insert(0, str(ROOT / "server"))
+
+SEVERE = ("P0", "P1")
+
+
+def labels() -> dict[str, Any]:
+    """The probe labels: files (set, harness), findings (real/false) and known real problems."""
+    return json.loads(LABELS.read_text())
+
+
+def _match(items: list[dict], file: str, check: str, line: int) -> dict | None:
+    return next((x for x in items if x["file"] == file and x["check"] == check
+                 and ("line" not in x or abs(x["line"] - line) <= 2)), None)
+
+
+def audit_all(only: str | None = None) -> list[dict[str, Any]]:
+    """Audit every labelled file with its harness; the findings and probes of each."""
+    from pytorch_to_triton.service import Service
+
+    lab = labels()
+    out = []
+    svc = Service(ROOT)
+    try:
+        for file, meta in lab["files"].items():
+            if only and meta["set"] != only:
+                continue
+            t0 = time.monotonic()
+            rep = svc.audit(path=file, harness=meta["harness"], compile=False, timeout_s=600)
+            out.append({"file": file, "set": meta["set"], "seconds": round(time.monotonic() - t0, 1),
+                        "device": next((c.split(" on ")[1].split(";")[0] for c in rep.checked
+                                        if c.startswith("probes:")), "?"),
+                        "findings": [{"check": f.check, "line": f.line, "severity": f.severity,
+                                      "reproducer": f.model_dump().get("reproducer", ""), "why": f.why[:160]}
+                                     for f in rep.findings],
+                        "probes": [{k: p.get(k) for k in ("name", "ran", "not_run")} |
+                                   {"failed": [x["variant"] for x in p.get("failures", [])]}
+                                   for p in rep.model_dump().get("probes", [])]})
+    finally:
+        svc.close()
+    return out
+
+
+def score(runs: list[dict[str, Any]], check_repro: bool = False) -> dict[str, Any]:
+    """Grade P0/P1 findings with the labels; recall of the known real problems by execution (a probe_* finding)."""
+    lab = labels()
+    graded, recall = [], []
+    for r in runs:
+        for f in r["findings"]:
+            if f["severity"] not in SEVERE:
+                continue
+            hit = _match(lab["findings"], r["file"], f["check"], f["line"])
+            g = {**f, "file": r["file"], "set": r["set"], "label": hit["label"] if hit else "unlabelled"}
+            if check_repro and f["severity"] == "P0" and f["reproducer"]:
+                g["repro_fails"] = _repro_fails(f["reproducer"])
+            graded.append(g)
+        for x in lab["problems"]:
+            if x["file"] != r["file"]:
+                continue
+            found = any(f["check"] == x["check"] and f["severity"] in SEVERE for f in r["findings"])
+            recall.append({**x, "set": r["set"], "found": found,
+                           "by_execution": found and x["check"].startswith("probe_")})
+    return {"runs": runs, "graded": graded, "recall": recall}
+
+
+def _repro_fails(cmd: str) -> bool:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    res = subprocess.run(cmd, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return res.returncode == 1
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{100 * a / b:.0f}% ({a}/{b})" if b else "- (0/0)"
+
+
+def table(s: dict[str, Any]) -> str:
+    """Markdown: per set, P0 and P1 precision, reproducers that fail, recall by execution."""
+    rows = ["| set | files | P0 precision | P0 reproducers that fail | P1 precision | real problems found by "
+            "execution | seconds |", "|---|---|---|---|---|---|---|"]
+    for st in ("held_out", "tuned"):
+        runs = [r for r in s["runs"] if r["set"] == st]
+        if not runs:
+            continue
+        g = [x for x in s["graded"] if x["set"] == st]
+        p0 = [x for x in g if x["severity"] == "P0"]
+        p1 = [x for x in g if x["severity"] == "P1"]
+        rep = [x for x in p0 if "repro_fails" in x]
+        rec = [x for x in s["recall"] if x["set"] == st]
+        rows.append(f"| {st} | {len(runs)} | {_pct(sum(x['label'] == 'real' for x in p0), len(p0))} | "
+                    f"{_pct(sum(x['repro_fails'] for x in rep), len(rep)) if rep else 'not run'} | "
+                    f"{_pct(sum(x['label'] == 'real' for x in p1), len(p1))} | "
+                    f"{_pct(sum(x['by_execution'] for x in rec), len(rec))} | "
+                    f"{sum(r['seconds'] for r in runs):.0f} |")
+    dev = sorted({r["device"] for r in s["runs"]})
+    rows += ["", f"Device: {', '.join(dev)}. Precision = labelled-real / all findings at that severity; a P0 counts "
+             "only with a reproducer. Recall counts the known real problems (labels `problems`) that a probe "
+             "finding reported at P0/P1."]
+    return "\n".join(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="also write the graded findings here")
+    ap.add_argument("--check-repro", action="store_true", help="run every P0's reproducer (it must exit 1)")
+    ap.add_argument("--only", choices=("held_out", "tuned"))
+    args = ap.parse_args()
+    s = score(audit_all(args.only), args.check_repro)
+    text = json.dumps(s, indent=1)
+    if args.json:
+        Path(args.json).write_text(text)
+    if os.environ.get("OUT"):
+        Path(os.environ["OUT"], "audit_probe_precision.json").write_text(text)
+    for g in s["graded"]:
+        if g["label"] != "real":
+            print(f"{g['label']}: {g['file']}:{g['line']} {g['severity']} {g['check']} ({g['why'][:90]})")
+    for x in s["recall"]:
+        if not x["found"]:
+            print(f"not found: {x['file']} {x['check']} ({x['reason'][:80]})")
+    print(table(s))
+
+
+if __name__ == "__main__":
+    main()

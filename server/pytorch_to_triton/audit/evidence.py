@@ -1,0 +1,165 @@
+"""Severity follows evidence (issue 26): a P0 of wrong results needs a failing input and a command that shows it.
+
+weigh() takes the static report (audit_source) and what the probes saw (worker/probes.py, or why they did not run):
+- a probe failure is a finding (P0; P1 for a bfloat16 drift or a non-finite output no reference judged) carrying the
+  variant that failed and a one-line reproducer; a static suspect on the failing kernel line carries it instead;
+- a static suspect of wrong results (audit/hypotheses.py) that no failure confirms is at most P2, its `why` starting
+  with "verify:", naming the inputs that would expose it and what the probes covered; its fix is not offered (a fix
+  such as `other=` on lanes that feed a tl.dot changes results, and nothing showed it is needed);
+- a suspect whose probe failed on another line is P1 "verify: may cause ...";
+- findings the task sidecar disputes (`[audit] accept = [{check, line, reason}]`) move to `accepted` with the reason.
+Findings about cost (P1 performance) and honesty checks keep their static severity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .hypotheses import hypothesis
+from .model import AuditReport, Finding
+
+CATEGORY = {"example": "correctness", "repeat": "correctness", "layout": "memory_access", "rows": "correctness",
+            "sizes": "correctness", "sentinel": "memory_access", "magnitude": "numerical_stability",
+            "dtype": "numerical_stability", "defaults": "correctness", "reference": "correctness"}
+FIX = {
+    "example": "make the example call work first: the error names the kernel line",
+    "repeat": "find the race: programs writing the same address, or a load of memory no program wrote",
+    "layout": "pass every stride to the kernel and index with it, or call .contiguous() on the inputs in the wrapper",
+    "rows": "launch enough programs for every row (triton.cdiv) and mask the rows of the last block",
+    "sizes": "mask the tail (offsets < size) and guard the empty case in the wrapper (return early when numel is 0)",
+    "sentinel": "mask the load with the sentinel test (target != ignore_index) before indexing with the value",
+    "magnitude": "subtract the row max before exp (and add it back after log); accumulate in float32",
+    "dtype": "load, accumulate and reduce in float32; cast only the stored result",
+    "defaults": "give each documented default a value before it is used (a None default is replaced, not used)",
+    "reference": "compare the failing variant against the reference line by line (run_validation shows where)",
+}
+Repro = Callable[[str, str], str]
+
+
+def _status(p: dict[str, Any]) -> str:
+    if p.get("not_run"):
+        return f"{p['name']} did not run ({p['not_run']})"
+    n, bad = len(p.get("ran", [])), len(p.get("failures", []))
+    return f"{p['name']} ran {n} variant{'s' * (n != 1)}" + (f", {bad} failed" if bad else " and passed")
+
+
+def _same_file(rec: dict[str, Any], report_file: str) -> bool:
+    f = rec.get("file")
+    return f is None or Path(str(f)).name == Path(report_file).name
+
+
+def _weak(probe: str, rec: dict[str, Any]) -> bool:
+    """Evidence that shows a drift, not a wrong result: a bfloat16 difference, or non-finite values no reference
+    judged (the function may overflow on its own)."""
+    return probe == "dtype" or (probe == "magnitude" and rec.get("judged_by") != "reference")
+
+
+def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, repro: Repro | None,
+                     entry_line: int = 0) -> Finding:
+    first = recs[0]
+    weak = _weak(probe, first)
+    # the kernel line of an error inside the audited file, else the entry's def line (a wrong result has no line)
+    line = int(first.get("kernel_line") or first.get("line") or 0) if _same_file(first, report_file) else 0
+    line = line or entry_line
+    variants = "; ".join(f"{r['variant']}: {r['what']}" for r in recs[:4]) + (f" (+{len(recs) - 4})" if len(recs) > 4
+                                                                            else "")
+    detail = first.get("detail") or first.get("error") or ""
+    return Finding(id=f"probe_{probe}", category=CATEGORY.get(probe, "correctness"),  # type: ignore[arg-type]
+                   severity="P1" if weak else "P0", file=report_file, line=line,
+                   function=first.get("kernel_function"), evidence=f"{variants}. {detail}"[:600],
+                   why=(f"probe {probe} failed on {first['variant']}: {first['what']}" +
+                        (" (no reference judged it: verify it is not the function's own overflow)" if weak and
+                         probe == "magnitude" else "")),
+                   fix=FIX.get(probe, ""), reproducer=repro(probe, first["variant"]) if repro else "", probe=probe)
+
+
+def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "", repro: Repro | None = None,
+          accept: list[dict[str, Any]] | None = None) -> AuditReport:
+    """Set every finding's severity from the probes' evidence; apply the sidecar's accepted disputes."""
+    probes = list((probed or {}).get("probes", []))
+    report.probes = probes
+    if probed is None:
+        report.not_checked.insert(0, f"probes did not run: {why_not or 'no example call'}; static suspects of wrong "
+                                     "results are hypotheses (P2 'verify:') until a failing input shows them")
+    failed = {p["name"]: list(p.get("failures", [])) for p in probes if p.get("failures")}
+    reached = _reach(report, probed)
+    by_name = {p["name"]: p for p in probes}
+    used: set[int] = set()
+    for f in report.findings:
+        h = hypothesis(f.id)
+        if h is None or f.severity not in ("P0", "P1"):
+            continue
+        hits = [r for name in h.probes for r in failed.get(name, [])]
+        here = next((r for r in hits if _same_file(r, report.file) and r.get("kernel_line") is not None
+                     and abs(int(r["kernel_line"]) - f.line) <= 1), None)
+        if here is not None:
+            used.add(id(here))
+            name = next(n for n in h.probes if here in failed.get(n, []))
+            f.severity, f.probe = "P0", name
+            f.evidence = f"{f.evidence} | confirmed by probe {name}: {here['variant']}: {here['what']}"[:600]
+            f.reproducer = repro(name, here["variant"]) if repro else ""
+            f.fix = f"{f.fix} Then rerun the reproducer: it must pass."
+            continue
+        status = "; ".join(_status(by_name[n]) for n in h.probes if n in by_name) or "no probe ran"
+        if probed is not None and not reached(f):
+            hits, status = [], (f"the probes' entry {probed.get('entry')} never ran this code (it launched "
+                                f"{', '.join(probed.get('launched') or []) or 'no kernel'}): give a harness for it")
+        if hits:
+            f.severity = "P1"
+            f.why = (f"verify: may cause the failing probe {hits[0].get('variant')} ({hits[0].get('what')}), which "
+                     f"failed elsewhere ({status}). {f.why}")
+        else:
+            f.severity = "P2"
+            f.why = f"verify: {h.inputs} would expose this; {status}. {f.why}"
+        f.fix = ("none offered until a failing input shows the problem: run the probes (audit_kernel with harness=, "
+                 f"references/audit-guide.md 'Probes'); the check's usual fix would be: {f.fix}")
+        f.snippet = ""
+    for name, recs in failed.items():
+        rest = [r for r in recs if id(r) not in used]
+        # one finding per probe (its variants are one problem seen several ways), split only by the evidence's weight
+        for weak in (False, True):
+            recs_w = [r for r in rest if _weak(name, r) == weak]
+            if recs_w:
+                report.findings.append(_failure_finding(name, recs_w, report.file, repro,
+                                                        int((probed or {}).get("entry_line") or 0)))
+    _accept(report, accept or [])
+    report.finalize()
+    suspects = sum(f.severity == "P2" and f.why.startswith("verify:") and hypothesis(f.id) is not None
+                   for f in report.findings)
+    if suspects and not report.counts["P0"]:
+        ran = "the probes did not show them" if probed is not None else \
+            "give an example call (harness=) to run them"
+        report.verdict += f"; {suspects} static suspect(s) of wrong results to verify (P2): {ran}"
+    return report
+
+
+def _reach(report: AuditReport, probed: dict[str, Any] | None) -> Callable[[Finding], bool]:
+    """Did the probed entry run the code of a finding? Its kernel was launched, or its wrapper is the entry (and the
+    launch it names, if any, is one that ran); a @jit helper counts as run when any kernel ran."""
+    launched = set((probed or {}).get("launched") or [])
+    entry = (probed or {}).get("entry")
+    kernels = {k["name"]: k.get("helper", False) for k in report.kernels}
+
+    def ran(f: Finding) -> bool:
+        if not launched:  # nothing launched (the example failed first, or no probe ran): cannot tell
+            return True
+        if f.function in kernels:
+            return f.function in launched or (kernels[f.function] and bool(launched))
+        named = [k for k in kernels if k in f.evidence]
+        return (f.function == entry or f.function is None) and (not named or any(k in launched for k in named))
+
+    return ran
+
+
+def _accept(report: AuditReport, accept: list[dict[str, Any]]) -> None:
+    for a in accept:
+        hit = next((f for f in report.findings if f.id == a["check"] and abs(f.line - int(a["line"])) <= 1), None)
+        if hit is None:
+            report.not_checked.append(f"[audit] accept {a['check']} line {a['line']} matches no finding now "
+                                      "(the code moved, or the finding is gone): update or remove it")
+            continue
+        report.findings.remove(hit)
+        hit.accepted = str(a["reason"])
+        report.accepted.append(hit)

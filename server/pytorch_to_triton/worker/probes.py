@@ -1,0 +1,554 @@
+"""audit_kernel's dynamic confirmation (worker op "probe"): run the file's public entry on inputs that expose bugs.
+
+Given the audited file, an entry and one example call (a harness in the task format: `make_inputs(case)`, optional
+`AUDIT_SHAPE` or `SHAPES`, `ENTRY`, `reference`, and `SKIP_PROBES = {probe: why}` for what the entry's contract rules
+out, e.g. rows of a blockwise quantizer that share a block), every probe runs the entry on the GPU, or under the interpreter with its bounds
+check (bounds.py), on variants from probe_inputs.py, and compares it with itself (metamorphic) or with the harness's
+reference. Nothing here decides severity: the server's audit/evidence.py does, from what each probe saw.
+
+A failure carries the probe, the variant's label and what went wrong; `python -m pytorch_to_triton.worker.probes
+TARGET --harness H --only "PROBE: LABEL"` reruns that one variant and exits 1 while it still fails (the reproducer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import probe_inputs as pi
+from .bounds import BOUNDS, OutOfBounds
+from .bounds import install as install_bounds
+from .compare import merged_tolerances, tolerance_for
+from .errors_fmt import describe
+from .poison import POISON
+from .poison import install as install_poison
+from .tasks import Case, TaskError, dtype_from_name, load_module, resolve_candidate_entry, resolve_reference_entry
+
+# (probe, what it covers); the report lists every one, run or not, with its reason.
+PROBES = {
+    "example": "the example call: no crash, no out-of-bounds access, finite outputs from finite inputs",
+    "repeat": "two runs of the example agree (races, uninitialised reads)",
+    "layout": "non-contiguous copies of the same values give the same result (transposed, strided)",
+    "rows": "a row's result does not depend on the batch size or its neighbours (prefixes of the batch)",
+    "sizes": "sizes around block boundaries, empty, 1 and odd: no crash, no out-of-bounds access, finite outputs",
+    "sentinel": "the entry's own sentinel (ignore_index...) in the integer inputs: no crash, no out-of-bounds access, "
+                "the harness's reference's result",
+    "magnitude": "large (x100) and shifted (-120) values: finite outputs (checked against the harness's reference "
+                 "when it has one)",
+    "dtype": "bfloat16 inputs stay close to the float32 result",
+    "defaults": "the entry called with its own defaults (the arguments the example passes that have defaults left out)",
+    "reference": "the example call against the harness's reference (run_validation does this for a task)",
+}
+# Exceptions that mean the entry refused an input on purpose (a checked precondition), not a crash.
+REFUSALS = (AssertionError, ValueError, NotImplementedError)
+
+
+class Poisoned(Exception):
+    """An earlier call left the CUDA context unusable (an illegal memory access): no later call can run."""
+DEFAULT_BUDGET_S = 240.0
+
+
+@dataclass
+class Outcome:
+    """One call: outputs (float64 copies on the CPU) or the error."""
+
+    outputs: list[torch.Tensor] | None = None
+    error: BaseException | None = None
+    seconds: float = 0.0
+
+    @property
+    def oob(self) -> bool:
+        """The call touched memory outside its tensors."""
+        e: BaseException | None = self.error
+        seen: set[int] = set()
+        while e is not None and id(e) not in seen:  # a chain can loop back on itself
+            if isinstance(e, OutOfBounds) or "out-of-bounds" in str(e):
+                return True
+            seen.add(id(e))
+            e = e.__cause__ or e.__context__
+        return False
+
+
+@dataclass
+class Probe:
+    """What one probe did: the variants it ran, those that failed, or why it could not run."""
+
+    name: str
+    covered: str
+    ran: list[str] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    not_run: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form for the protocol."""
+        return {"name": self.name, "covered": self.covered, "ran": self.ran, "failures": self.failures,
+                "notes": self.notes, "not_run": self.not_run}
+
+
+def _cuda_usable() -> bool:
+    try:
+        torch.cuda.synchronize()
+        torch.zeros(1, device="cuda").add_(1).item()
+        return True
+    except Exception:  # noqa: BLE001 - a sticky CUDA error
+        return False
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+def _finite_inputs(inputs: list[Any]) -> bool:
+    return all(torch.isfinite(t).all() for t in _tensors(inputs) if t.is_floating_point() and t.numel())
+
+
+def _nonfinite(outs: list[torch.Tensor]) -> str:
+    for i, t in enumerate(outs):
+        if t.is_floating_point() and t.numel() and not torch.isfinite(t).all():
+            bad = (~torch.isfinite(t)).sum().item()
+            return f"output {i} has {bad} of {t.numel()} non-finite value(s) (NaN or inf) from finite inputs"
+    return ""
+
+
+def _mismatch(a: list[torch.Tensor], b: list[torch.Tensor], rtol: float, atol: float) -> str:
+    if len(a) != len(b):
+        return f"{len(a)} outputs vs {len(b)}"
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x.shape != y.shape:
+            return f"output {i}: shape {tuple(x.shape)} vs {tuple(y.shape)}"
+        if not x.numel():
+            continue
+        if not x.is_floating_point():
+            if not torch.equal(x, y):
+                return f"output {i}: {(x != y).sum().item()} of {x.numel()} integer value(s) differ"
+            continue
+        close = torch.isclose(x, y, rtol=rtol, atol=atol, equal_nan=True)
+        if not close.all():
+            err = (x - y).abs().nan_to_num(nan=float("inf")).max().item()
+            return (f"output {i}: {(~close).sum().item()} of {x.numel()} value(s) differ (max abs diff {err:.3g}, "
+                    f"rtol {rtol:g}, atol {atol:g})")
+    return ""
+
+
+class Prober:
+    """Runs the probes for one entry and one example call."""
+
+    def __init__(self, entry: Callable[..., Any], make_inputs: Callable[[Case], Any], shape: Any, dtype: str,
+                 device: str, reference: Callable[..., Any] | None = None, only: str | None = None,
+                 budget_s: float = DEFAULT_BUDGET_S, user_dirs: list[Path] | None = None,
+                 skip: dict[str, str] | None = None, emit: Callable[..., Any] | None = None) -> None:
+        self.entry, self.make, self.shape, self.device = entry, make_inputs, shape, device
+        self.dtype = dtype_from_name(dtype)
+        self.reference, self.only = reference, only
+        self.deadline = time.monotonic() + budget_s
+        self.user_dirs = user_dirs or []
+        self.rtol, self.atol = tolerance_for(self.dtype, None)
+        self.emit = emit
+        self.poisoned = ""  # set when a call leaves the CUDA context unusable (worker/__main__ replaces the worker)
+        self.skip = dict(skip or {})
+        self.task = False  # the harness is a task reference: run_validation owns the comparison with it
+        self.tolerances: dict[str, Any] = {}  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
+
+    # ---- calls ---------------------------------------------------------------------------------------------
+    def inputs(self, shape: Any = None, dtype: torch.dtype | None = None, seed: int = 0) -> list[Any]:
+        """make_inputs for a case (the example's shape and dtype unless given)."""
+        case = Case("audit", self.shape if shape is None else shape, dtype or self.dtype, self.device, seed)
+        out = self.make(case)
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+    def call(self, inputs: list[Any], fn: Callable[..., Any] | None = None, kwargs: dict[str, Any] | None = None) \
+            -> Outcome:
+        """Run the entry (poisoned allocations, bounds-checked under the interpreter); outputs as float64 copies."""
+        if self.poisoned:
+            raise Poisoned(self.poisoned)
+        t0 = time.monotonic()
+        BOUNDS.active, POISON.active = True, True
+        try:
+            args = [x.clone() if isinstance(x, torch.Tensor) and x.is_contiguous() else x for x in inputs]
+            ret = (fn or self.entry)(*args, **(kwargs or {}))
+            outs = _tensors(ret) or [a for a in args if isinstance(a, torch.Tensor)]  # in-place entries
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+            res = [t.detach().to("cpu").to(torch.float64) if t.is_floating_point() else t.detach().to("cpu")
+                   for t in outs]
+            return Outcome(outputs=res, seconds=time.monotonic() - t0)
+        except Exception as e:  # noqa: BLE001 - a failing call is what a probe looks for
+            if self.device == "cuda" and not _cuda_usable():
+                self.poisoned = f"{type(e).__name__}: {str(e)[:160]}"
+            return Outcome(error=e, seconds=time.monotonic() - t0)
+        finally:
+            BOUNDS.active, POISON.active = False, False
+
+    def wanted(self, probe: str, label: str) -> bool:
+        """Reproducer mode runs one variant only."""
+        return self.only is None or self.only == f"{probe}: {label}"
+
+    def fail(self, p: Probe, label: str, what: str, error: BaseException | None = None, **extra: Any) -> None:
+        """Record a failing variant (with the kernel line when the error came from inside a kernel)."""
+        rec: dict[str, Any] = {"variant": label, "what": what, **extra}
+        if error is not None:
+            info = describe(error, "run", self.user_dirs)
+            rec["error"] = f"{info.get('type')}: {info.get('message', '')}"[:600]
+            for k in ("kernel_line", "kernel_function", "kernel_source_line", "line", "file"):
+                if info.get(k) is not None:
+                    rec[k] = info[k]
+            rec["oob"] = Outcome(error=error).oob
+        p.failures.append(rec)
+
+    def judge(self, p: Probe, label: str, inputs: list[Any], got: Outcome, refusal_ok: bool = False) -> bool:
+        """The safety rules every variant obeys; True when the call produced outputs worth comparing."""
+        p.ran.append(label)
+        if got.error is not None:
+            if refusal_ok and isinstance(got.error, REFUSALS) and not got.oob:
+                p.notes.append(f"{label}: refused ({type(got.error).__name__}: {str(got.error)[:120]})")
+                return False
+            self.fail(p, label, "illegal memory access" if got.oob else "crash", got.error)
+            return False
+        bad = _nonfinite(got.outputs or []) if _finite_inputs(inputs) else ""
+        if bad:
+            self.fail(p, label, "non-finite output", detail=bad)
+            return False
+        return True
+
+    def out_of_time(self, p: Probe) -> bool:
+        """Stop a probe when the budget is spent (the report says so)."""
+        if time.monotonic() > self.deadline:
+            p.notes.append("time budget spent: the remaining variants did not run")
+            return True
+        return False
+
+    # ---- the probes ----------------------------------------------------------------------------------------
+    def run(self) -> list[Probe]:
+        """Every probe; the example call must work before the others mean anything."""
+        probes = {name: Probe(name, covered) for name, covered in PROBES.items()}
+        try:
+            x = self.inputs()
+        except Exception as e:  # noqa: BLE001
+            raise TaskError("inputs", f"the harness's make_inputs failed for shape {self.shape}: "
+                            f"{type(e).__name__}: {e}", usage=True) from e
+        base = self.call(x)
+        ok = self.judge(probes["example"], "example", x, base)
+        if not ok:
+            for p in probes.values():
+                if p.name != "example":
+                    p.not_run = "the example call itself failed (see the example probe)"
+            return list(probes.values())
+        outs = base.outputs or []
+        steps = [self._repeat, self._layout, self._rows, self._sizes, self._sentinel, self._magnitude, self._dtype,
+                 self._defaults, self._reference]
+        for i, step in enumerate(steps):
+            name = step.__name__.lstrip("_")
+            p = probes[name]
+            if self.emit is not None:
+                self.emit("progress", message=f"probe {name}", progress=i + 1, total=len(steps))
+            if name in self.skip:
+                p.not_run = f"the harness rules it out: {self.skip[name]}"
+                continue
+            if self.only is not None and not self.only.startswith(f"{name}:"):
+                p.not_run = "not asked for (reproducer of one variant)"
+                continue
+            if time.monotonic() > self.deadline:
+                p.not_run = "time budget spent before this probe"
+                continue
+            if self.poisoned:
+                p.not_run = f"the CUDA context is unusable after an earlier failure ({self.poisoned})"
+                continue
+            try:
+                step(p, x, outs)
+            except Poisoned as e:
+                p.not_run = f"stopped: the CUDA context is unusable after an earlier failure ({e})"
+            except Exception as e:  # noqa: BLE001 - a probe that breaks says so; the others still run
+                p.not_run = f"probe error: {type(e).__name__}: {e}"[:300]
+            if not p.ran and not p.not_run:
+                p.not_run = "nothing to vary for this entry"
+        return list(probes.values())
+
+    def _repeat(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        if not self.wanted("repeat", "second run"):
+            return
+        again = self.call(x)
+        if self.judge(p, "second run", x, again):
+            diff = _mismatch(again.outputs or [], outs, self.rtol, self.atol)
+            if diff:
+                self.fail(p, "second run", "runs disagree", detail=diff)
+
+    def _layout(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        for label, variant in pi.layouts(x).items():
+            if not self.wanted("layout", label) or self.out_of_time(p):
+                continue
+            got = self.call(variant)
+            if self.judge(p, label, x, got, refusal_ok=True):
+                diff = _mismatch(got.outputs or [], outs, self.rtol, self.atol)
+                if diff:
+                    self.fail(p, label, "wrong result on non-contiguous input", detail=diff)
+
+    def _rows(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        b = pi.batch_size(x)
+        per_row = [i for i, t in enumerate(outs) if t.dim() >= 1 and t.shape[0] == b]
+        if b is None or not per_row:
+            p.not_run = "no batch dimension shared by the inputs and the outputs"
+            return
+        for label, (k, variant) in pi.row_prefixes(x).items():
+            if not self.wanted("rows", label) or self.out_of_time(p):
+                continue
+            got = self.call(variant)
+            if self.judge(p, label, variant, got):
+                sub = got.outputs or []
+                mine = [sub[i] for i in per_row if i < len(sub)]
+                diff = _mismatch(mine, [outs[i][:k] for i in per_row], self.rtol, self.atol)
+                if diff:
+                    self.fail(p, label, "rows differ from the same rows of the full batch", detail=diff)
+
+    def _sizes(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        for label, shape in pi.boundary_shapes(self.shape).items():
+            if not self.wanted("sizes", label) or self.out_of_time(p):
+                continue
+            try:
+                v = self.inputs(shape)
+            except Exception as e:  # noqa: BLE001 - the harness cannot build this size: not the kernel's fault
+                p.notes.append(f"{label}: make_inputs refused ({type(e).__name__})")
+                continue
+            got = self.call(v)
+            if (got.error is not None or _nonfinite(got.outputs or [])) and self.invalid_for_reference(p, label, v):
+                continue
+            self.judge(p, label, v, got, refusal_ok=True)
+
+    def invalid_for_reference(self, p: Probe, label: str, inputs: list[Any]) -> bool:
+        """True (and a note) when the harness's reference refuses the same input or gives non-finite values too: the
+        input is outside what the function means (0 classes), not a failure of the kernel."""
+        if self.reference is None:
+            return False
+        ref = self.call(inputs, fn=self.reference)
+        if ref.error is not None:
+            p.ran.append(label)
+            p.notes.append(f"{label}: the reference refuses it too ({type(ref.error).__name__})")
+            return True
+        if _nonfinite(ref.outputs or []):
+            p.ran.append(label)
+            p.notes.append(f"{label}: the reference is non-finite too")
+            return True
+        return False
+
+    def _sentinel(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        try:
+            params = inspect.signature(self.entry).parameters
+        except (TypeError, ValueError):
+            params = {}
+        for name in pi.SENTINEL_PARAMS:
+            par = params.get(name)
+            if par is None or not isinstance(par.default, int) or isinstance(par.default, bool):
+                continue
+            variant = pi.with_sentinel(x, par.default)
+            label = f"{name}={par.default} in every 4th integer input entry"
+            if variant is None or not self.wanted("sentinel", label):
+                continue
+            got = self.call(variant)
+            if self.judge(p, label, variant, got) and self.reference is not None:
+                # On a GPU a read before the buffer often lands in the allocator's other blocks: no error, a wrong
+                # value. The reference (which honours the sentinel) shows it on every device.
+                ref = self.call(variant, fn=self.reference)
+                rtol, atol = tolerance_for(self.dtype, self.tolerances)
+                diff = _mismatch(got.outputs or [], ref.outputs, 10 * rtol, 10 * atol) if ref.outputs else ""
+                if diff:
+                    self.fail(p, label, "differs from the reference on the sentinel", detail=diff,
+                              judged_by="reference")
+
+    def _magnitude(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        for label, variant in pi.magnitudes(x).items():
+            if not self.wanted("magnitude", label) or self.out_of_time(p):
+                continue
+            got = self.call(variant)
+            p.ran.append(label)
+            if got.error is not None:
+                self.fail(p, label, "illegal memory access" if got.oob else "crash", got.error)
+                continue
+            bad = _nonfinite(got.outputs or [])
+            if not bad:
+                continue
+            if self.reference is not None:
+                ref = self.call(variant, fn=self.reference)
+                if ref.outputs is not None and not _nonfinite(ref.outputs):
+                    self.fail(p, label, "non-finite output where the reference is finite", detail=bad,
+                              judged_by="reference")
+                else:
+                    p.notes.append(f"{label}: non-finite, and so is the reference")
+            else:
+                self.fail(p, label, "non-finite output", detail=bad, judged_by="finite inputs")
+
+    def _dtype(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        label = "bfloat16 inputs"
+        if self.device == "cpu":  # measured: Triton 3.9's interpreter stores garbage for bf16_load * 0.5
+            p.not_run = ("the CPU interpreter's bfloat16 arithmetic is not faithful (a bfloat16 load times a Python "
+                         "float stores garbage on Triton 3.9): this probe runs on a GPU")
+            return
+        if self.dtype != torch.float32 or not self.wanted("dtype", label):
+            p.not_run = "" if self.dtype == torch.float32 else "the example is not float32"
+            return
+        v = self.inputs(dtype=torch.bfloat16)
+        if not any(isinstance(t, torch.Tensor) and t.dtype == torch.bfloat16 for t in v):
+            p.not_run = "make_inputs gave no bfloat16 tensor for case.dtype=bfloat16"
+            return
+        got = self.call(v)
+        p.ran.append(label)
+        if got.error is not None:
+            p.notes.append(f"{label}: the entry does not take bfloat16 ({type(got.error).__name__}: "
+                           f"{str(got.error)[:120]})")
+            return
+        ref32 = self.call([t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in v])
+        if ref32.outputs is None:
+            return
+        scale = max([1.0] + [t.abs().max().item() for t in ref32.outputs if t.is_floating_point() and t.numel()
+                             and torch.isfinite(t).all()])
+        floats = [i for i, t in enumerate(ref32.outputs) if t.is_floating_point()]  # codes, indices may move by one
+        diff = _mismatch([(got.outputs or [])[i] for i in floats if i < len(got.outputs or [])],
+                         [ref32.outputs[i] for i in floats], 5e-2, 5e-2 * scale)
+        if diff:
+            self.fail(p, label, "bfloat16 result far from the float32 result on the same values", detail=diff)
+
+    def _defaults(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        try:
+            params = list(inspect.signature(self.entry).parameters.values())
+        except (TypeError, ValueError):
+            p.not_run = "the entry has no readable signature"
+            return
+        pos = [q for q in params if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+        required = sum(q.default is q.empty for q in pos)
+        if len(x) <= required:
+            p.not_run = "the example call already leaves every default to the entry"
+            return
+        dropped = ", ".join(q.name for q in pos[required:len(x)])
+        label = f"without {dropped}"
+        if not self.wanted("defaults", label):
+            return
+        got = self.call(x[:required])
+        p.ran.append(label)
+        if got.error is not None and not isinstance(got.error, REFUSALS):
+            self.fail(p, label, "crash on the entry's own defaults", got.error)
+        elif got.error is None and _finite_inputs(x) and _nonfinite(got.outputs or []):
+            self.fail(p, label, "non-finite output on the entry's own defaults", detail=_nonfinite(got.outputs or []))
+
+    def _reference(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        if self.reference is None or self.task:
+            p.not_run = ("run_validation compares against the task reference (its tolerances, dtypes and cases): run "
+                         "it" if self.task else "the harness has no reference()")
+            return
+        label = "example vs reference"
+        if not self.wanted("reference", label):
+            return
+        ref = self.call([t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+                         for t in x], fn=self.reference)
+        p.ran.append(label)
+        if ref.outputs is None:
+            p.notes.append(f"the reference failed: {type(ref.error).__name__}: {str(ref.error)[:160]}")
+            return
+        rtol, atol = tolerance_for(self.dtype, self.tolerances)
+        diff = _mismatch(outs, ref.outputs, rtol, atol)
+        if diff:
+            self.fail(p, label, "differs from the reference", detail=diff, judged_by="reference")
+
+
+# ---- loading -------------------------------------------------------------------------------------------------
+def _load(target: Path, harness: Path, entry: str | None) -> tuple[Callable[..., Any], Any, Callable[..., Any] | None]:
+    """(entry, harness module, reference or None)."""
+    h_mod = load_module(harness, "harness")
+    if not callable(getattr(h_mod, "make_inputs", None)):
+        raise TaskError("import", f"{harness.name} has no make_inputs(case); an audit harness is the entry's "
+                        "example call in the task format (references/audit-guide.md, 'Probes')", usage=True)
+    t_mod = h_mod if target.resolve() == harness.resolve() else load_module(target, "target")
+    name = entry or getattr(h_mod, "ENTRY", None)
+    ref = getattr(h_mod, "reference", None) if h_mod is not t_mod else None
+    if isinstance(name, str):
+        fn = getattr(t_mod, name, None)
+        if not callable(fn):
+            raise TaskError("import", f"{target.name} has no function {name!r} (the audit entry)", usage=True)
+        return fn, h_mod, ref if callable(ref) else None
+    if callable(getattr(h_mod, "entry", None)):
+        return h_mod.entry, h_mod, ref if callable(ref) else None
+    ref_name = resolve_reference_entry(h_mod, None)  # a task reference as the harness: the candidate's entry
+    return getattr(t_mod, resolve_candidate_entry(t_mod, None, ref_name)), h_mod, getattr(h_mod, ref_name)
+
+
+def _example_shape(h_mod: Any, shape: Any) -> Any:
+    if shape is not None:
+        return tuple(shape) if isinstance(shape, list) else shape
+    shapes = getattr(h_mod, "AUDIT_SHAPE", None) or getattr(h_mod, "SHAPES", None)
+    if isinstance(shapes, dict) and shapes and not all(isinstance(v, int) for v in shapes.values()):
+        return next(iter(shapes.values()))
+    if shapes is None:
+        raise TaskError("inputs", "no example shape: give the harness AUDIT_SHAPE = (...) or SHAPES, or the sidecar "
+                        "[audit] shape = [...]", usage=True)
+    return shapes
+
+
+def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = None) -> dict[str, Any]:
+    """Worker op "probe": args target, harness, entry?, shape?, dtype?, only?, budget_s?."""
+    install_poison()
+    bounds = rt.interpreter and install_bounds()
+    target, harness = Path(args["target"]), Path(args["harness"])
+    fn, h_mod, ref = _load(target, harness, args.get("entry"))
+    shape = _example_shape(h_mod, args.get("shape"))
+    prober = Prober(fn, h_mod.make_inputs, shape, args.get("dtype") or "float32", rt.device, ref,
+                    args.get("only"), float(args.get("budget_s") or DEFAULT_BUDGET_S),
+                    [target.resolve().parent, harness.resolve().parent], getattr(h_mod, "SKIP_PROBES", None), emit)
+    if emit:
+        emit("progress", message=f"probes of {getattr(fn, '__name__', 'entry')} at {shape}")
+    from .runtime import RECORDER
+
+    RECORDER.reset()
+    prober.task = not (args.get("entry") or hasattr(h_mod, "ENTRY") or callable(getattr(h_mod, "entry", None)))
+    prober.tolerances = merged_tolerances(h_mod, None)
+    probes = prober.run()
+    launched = sorted(set(RECORDER.names))
+    safety = ("the interpreter's bounds check (every load/store inside its launch's tensors)" if bounds else
+              "out-of-bounds accesses show as CUDA errors only when they leave the allocation (no compute-sanitizer "
+              "here); poisoned guard bytes catch the rest as non-finite outputs")
+    try:
+        entry_line = inspect.getsourcelines(inspect.unwrap(fn))[1]
+    except (OSError, TypeError):
+        entry_line = 0
+    return {"probes": [p.as_dict() for p in probes], "entry": getattr(fn, "__name__", str(fn)), "entry_line": entry_line,
+            "launched": launched,
+            "shape": list(shape) if isinstance(shape, tuple) else shape, "dtype": args.get("dtype") or "float32",
+            "device": rt.device, "safety": safety, "reference": ref is not None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The reproducer: rerun one probe variant (or all) outside the server; exit 1 while anything fails."""
+    ap = argparse.ArgumentParser(prog="python -m pytorch_to_triton.worker.probes", description=main.__doc__)
+    ap.add_argument("target", help="the audited Triton file")
+    ap.add_argument("--harness", required=True, help="make_inputs(case) (+ ENTRY, SHAPES/AUDIT_SHAPE, reference)")
+    ap.add_argument("--entry")
+    ap.add_argument("--shape", type=json.loads, help="the example shape as JSON, e.g. [4, 1000]")
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--only", help='one variant, "PROBE: LABEL" as the report names it')
+    a = ap.parse_args(argv)
+    from .runtime import setup
+
+    res = run_probes({"target": a.target, "harness": a.harness, "entry": a.entry, "shape": a.shape,
+                      "dtype": a.dtype, "only": a.only, "budget_s": 1e9}, setup())
+    failures = [(p["name"], f) for p in res["probes"] for f in p["failures"]]
+    for name, f in failures:  # a person's terminal, not the MCP channel
+        print(f"FAIL {name}: {f['variant']}: {f['what']} {f.get('detail') or f.get('error', '')}")
+    if not failures:
+        print("no probe failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

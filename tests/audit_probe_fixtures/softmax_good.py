@@ -1,0 +1,25 @@
+# label: good
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(out_ptr, x_ptr, stride_x, stride_out, n_cols, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask)
+    x = tl.where(mask, x, -float("inf"))
+    z = x - tl.max(x, axis=0)
+    e = tl.exp(z)
+    tl.store(out_ptr + row * stride_out + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+def softmax(x: torch.Tensor) -> torch.Tensor:
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    m, n = x.shape
+    out = torch.empty_like(x)
+    if x.numel():
+        softmax_kernel[(m,)](out, x, x.stride(0), out.stride(0), n, BLOCK_N=triton.next_power_of_2(n))
+    return out
