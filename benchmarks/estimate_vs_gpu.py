@@ -54,7 +54,7 @@ def main() -> int:
     finally:
         svc.close()
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the second worker sees no GPU: Triton's interpreter counts
-    cpu = Service(ws, devices=[])
+    cpu = Service(ws, device="cpu")
     result: dict = {"sets": []}
     try:
         for ref, cands, case in SETS:

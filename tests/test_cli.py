@@ -29,7 +29,7 @@ def test_docs_says_it_created_the_cache_folder(tmp_path: Path) -> None:
     from pytorch_to_triton.docs_cache import DocsConfig
     from pytorch_to_triton.service import Service
 
-    svc = Service(tmp_path, devices=[])
+    svc = Service(tmp_path, device="cpu")
     try:
         first = svc.docs(topic="tl.load", offline=True, config=DocsConfig(best_practices_path=None))
         again = svc.docs(topic="tl.load", offline=True, config=DocsConfig(best_practices_path=None))

@@ -137,7 +137,7 @@ def test_no_gpu_benchmark_answers_an_estimate_side_by_side(tmp_path: Path) -> No
 
     for p in FIX.glob("softmax_*.py"):
         shutil.copy(p, tmp_path / p.name)
-    svc = Service(tmp_path, devices=[])
+    svc = Service(tmp_path, device="cpu")
     try:
         rep = svc.benchmark(reference="softmax_reference.py",
                             candidates=["softmax_one_pass.py", "softmax_recompute.py"], gpu="L4")
@@ -168,7 +168,7 @@ def test_a_dot_kernels_loads_scale_with_its_flops(tmp_path: Path) -> None:
 
     for p in FIX.glob("matmul_*.py"):
         shutil.copy(p, tmp_path / p.name)
-    svc = Service(tmp_path, devices=[])
+    svc = Service(tmp_path, device="cpu")
     try:
         rep = svc.benchmark(reference="matmul_reference.py", candidates=["matmul_tiled.py"])
     finally:
@@ -207,7 +207,7 @@ def test_kernelbench_problem_is_counted_shrunk_and_scaled(tmp_path: Path) -> Non
 
     for p in FIX.glob("kb_relu*.py"):
         shutil.copy(p, tmp_path / p.name)
-    svc = Service(tmp_path, devices=[])
+    svc = Service(tmp_path, device="cpu")
     try:
         rep = svc.benchmark(reference="kb_relu.py", candidates=["kb_relu_stage1.py"], gpu="RTX 4090")
     finally:
