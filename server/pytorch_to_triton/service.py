@@ -151,6 +151,7 @@ class Service:
         device: str | None = None,
         on_event: OnEvent | None = None,
         cancel: threading.Event | None = None,
+        require: list[str] | None = None,
     ) -> ValidationReport:
         """Validate candidate files against a PyTorch reference over many cases (the stage gate)."""
         ref = self.source(reference, reference_code, "reference")
@@ -178,6 +179,8 @@ class Service:
             base["noncontiguous"] = noncontiguous
         if sizes:
             base["sizes"] = check_sizes(sizes)
+        if require:
+            base["require"] = list(require)  # e.g. ["all_triton"]: worker/composition.py
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
         for i, cand in enumerate(cand_paths):

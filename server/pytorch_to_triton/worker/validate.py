@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from . import compare as cmp
-from . import interp_hints, interp_tf32, kernel_reuse
+from . import composition, interp_hints, interp_tf32, kernel_reuse
 from . import kernelbench as kbench
 from . import memory as mem
 from .errors_fmt import describe
@@ -55,7 +55,10 @@ FIX_HINTS = {
     "device_mismatch": "return outputs on the inputs' device",
     "no_triton_launch": "the candidate must compute with a Triton kernel, not PyTorch",
     "calls_reference": "do not call the reference from the candidate",
-    "pytorch_compute": "move the PyTorch compute ops listed in the evidence into the Triton kernel",
+    "pytorch_compute": "PyTorch produces the result (see evidence.rule): compute it in the Triton kernels; a library "
+                       "matmul/convolution beside Triton kernels that do the rest is fine unless all_triton is required",
+    "library_compute": "none needed: a library op beside Triton kernels is a design choice (require all_triton to "
+                       "forbid it)",
     "timer_patched": "do not patch timers or torch comparison functions",
     "unwritten_output": "some output elements are never written: check the grid (triton.cdiv) and the store mask",
     "nonfinite": "NaN/Inf where the reference is finite: accumulate in fp32, subtract the max before exp, add eps",
@@ -116,6 +119,7 @@ class Validator:
         self._estimates: dict[tuple[Any, ...], mem.Estimate | None] = {}
         self._ref_fp: str | None = None
         self.user_dirs = [Path(args["workspace"]).resolve()]
+        self.composer = composition.Composer(args, self.device)  # Triton vs library ops, and when that fails
         self.ref_path = Path(args["reference"])
         self.cand_path = Path(args["candidate"])
 
@@ -154,7 +158,7 @@ class Validator:
     def _candidate(self, fn: Callable, inputs: list[Any], poison_value: float, int_offset: int,
                    case: str) -> tuple[Any, CallEvidence, float]:
         POISON.float_value, POISON.int_offset, POISON.active = poison_value, int_offset, True
-        guard = guarded_call(str(self.ref_path), self.patches)
+        guard = guarded_call(str(self.ref_path), self.patches, time_gpu=self.composer.wants_timing(case))
         try:
             t0 = time.perf_counter()
             with guard, torch.no_grad():
@@ -166,7 +170,8 @@ class Validator:
         return out, guard.evidence, dt
 
     # ---- one case -------------------------------------------------------------------------------
-    def check_evidence(self, ev: CallEvidence, case: str, in_elems: int, out_elems: int) -> None:
+    def check_evidence(self, ev: CallEvidence, case: str, in_elems: int, out_elems: int,
+                       out_bytes: int = 0) -> dict[str, Any]:
         """Turn what the guards saw into findings."""
         if ev.patched:
             self.find("timer_patched", case, "the candidate replaced functions the harness relies on (restored)",
@@ -177,17 +182,8 @@ class Validator:
             self.find("thread", case, f"the candidate started {ev.threads_started} thread(s)")
         if ev.streams:
             self.find("side_stream", case, "the candidate used another CUDA stream", ev.streams)
-        if ev.launches == 0 and out_elems > 0:
-            self.find("no_triton_launch", case, "no Triton kernel was launched for a non-empty output",
-                      {"pytorch_ops": ev.compute_ops})
-        heavy = ev.heavy_ops
-        big = in_elems >= 64 and ev.compute_elems >= 0.5 * in_elems
-        if heavy or (big and ev.compute_ops):
-            self.find("pytorch_compute", case, "PyTorch computes part of the result outside Triton",
-                      {"ops": ev.compute_ops, "elements_touched": ev.compute_elems, "input_elements": in_elems})
-        elif ev.compute_ops:
-            self.find("pytorch_compute", case, "small PyTorch ops in the wrapper (allowed, listed for review)",
-                      {"ops": ev.compute_ops}, severity="warn")
+        # Triton launches vs PyTorch/library ops, and the rules that fail a candidate for them: composition.py
+        return self.composer.judge(self, ev, case, in_elems, out_elems, out_bytes)
 
     def run_case(self, task: Task, name: str, shape: Any, dtype: torch.dtype, scale: float, trial: int,
                  *, inputs: list[Any] | None = None, variant: str = "", fp64: bool = True,
@@ -228,7 +224,8 @@ class Validator:
         # 2. The native reference on a copy (a reference that writes into its inputs must not change them).
         ref_in = clone_inputs(inputs)
         try:
-            ref_out = self._reference(task.ref_fn, ref_in)
+            with self.composer.reference():
+                ref_out = self._reference(task.ref_fn, ref_in)
         except Exception as e:
             if mem.is_oom(e):
                 raise
@@ -281,7 +278,7 @@ class Validator:
             return
         rec["time_ms"] = round(ms, 3)
         rec["launches"] = ev.launches
-        self.check_evidence(ev, label, in_elems, out_elems)
+        rec["composition"] = self.check_evidence(ev, label, in_elems, out_elems, composition.output_bytes(ref_meta))
         mutated = not cmp.same_bits(cand_in, inputs)
         del cand_in
         if mutated and not ref_mutates:
@@ -690,6 +687,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     interp_hints.annotate(report, rt.interpreter, v.cand_path)
     report["time_s"] = round(time.perf_counter() - t_start, 3)
     report["launched_kernels"] = sorted({k for k in _kernel_names()})
+    report["composition"] = v.composer.summary()
     return report
 
 
