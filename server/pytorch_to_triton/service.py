@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import sidecar
+from . import case_journal, sidecar
 from .errors import UsageError, WorkerError
 from .schemas import (
     AuditResult,
@@ -183,6 +183,7 @@ class Service:
             base["require"] = list(require)  # e.g. ["all_triton"]: worker/composition.py
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
+        crashes = case_journal.ReferenceCrashes()  # cases whose reference crashed a worker: skipped for every candidate
         for i, cand in enumerate(cand_paths):
             display = self.ws.relative(cand)
             args = {**base, "candidate": str(cand), "candidate_display": display}
@@ -192,7 +193,9 @@ class Service:
                     on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
 
             try:
-                res = self.pool.call("validate", args, timeout_s=timeout_s, device=device, on_event=fwd, cancel=cancel)
+                res = case_journal.validate_resuming(
+                    lambda a, t, ev: self.pool.call("validate", a, timeout_s=t, device=device, on_event=ev, cancel=cancel),
+                    args, timeout_s, fwd, crashes)
                 runtime = res.get("runtime", runtime) or runtime
                 runtime["worker_device"] = res.get("worker_device")
                 reports.append(CandidateReport.model_validate(res))
@@ -202,7 +205,7 @@ class Service:
                 if not runtime:  # the worker died before answering: where it ran comes from the slot
                     runtime = dict(getattr(e, "runtime", None) or {})
                     runtime["worker_device"] = getattr(e, "device", None)
-                reports.append(_worker_failure(display, e, self.ws.root))
+                reports.append(case_journal.with_partial(_worker_failure(display, e, self.ws.root), e))
         report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials))
         cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
                "--seed", str(seed), "--trials", str(trials)]

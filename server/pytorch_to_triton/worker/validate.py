@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from . import compare as cmp
-from . import composition, interp_hints, interp_tf32, kernel_reuse
+from . import case_log, composition, interp_hints, interp_tf32, kernel_reuse
 from . import kernelbench as kbench
 from . import memory as mem
 from .errors_fmt import describe
@@ -43,7 +43,7 @@ INT_OFFSET_B = 3
 _ESTIMATES: dict[tuple[Any, ...], mem.Estimate | None] = {}
 MAX_CACHED_ESTIMATES = 512
 # Failing checks in the order a user should fix them (first_fix is the first one present).
-PRIORITY = ["exception", "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
+PRIORITY = ["exception", "crashed", "cuda_fatal", "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
             "calls_reference", "pytorch_compute", "timer_patched", "unwritten_output", "nonfinite", "mismatch",
             "relative_mismatch", "gradient_mismatch", "input_mutated", "stale_result", "nondeterministic",
             "nan_propagation", "side_stream", "thread"]  # nan_propagation after stale_result: a cache fails it too
@@ -120,6 +120,11 @@ class Validator:
         self._ref_fp: str | None = None
         self.user_dirs = [Path(args["workspace"]).resolve()]
         self.composer = composition.Composer(args, self.device)  # Triton vs library ops, and when that fails
+        # Per-case events for the server, and what an earlier worker of this validation finished (case_log.py)
+        self.log = case_log.CaseLog(emit, args.get("resume"), self.device)
+        self.findings.update({f["check"]: f for f in self.log.findings})
+        self.notes.extend(self.log.notes)
+        self._ck = ""
         self.ref_path = Path(args["reference"])
         self.cand_path = Path(args["candidate"])
 
@@ -149,6 +154,7 @@ class Validator:
             fn = copy.deepcopy(task.ref_model).double() if task.kernelbench else task.ref_fn
             return self._reference(fn, upcast(inputs)), None
         except Exception as e:  # noqa: BLE001 - e.g. a kernel that has no float64 implementation
+            self.log.check(e, self.case.name if self.case else "?", "reference")
             if mem.is_oom(e):
                 raise
             mem.forget(e)
@@ -192,6 +198,11 @@ class Validator:
         label = f"{name}{':' + variant if variant else ''}"
         seed = (int(self.args.get("seed", 0)) * 1_000_003 + zlib.crc32(f"{name}:{dtype}".encode()) + trial) % 2**31
         rec: dict[str, Any] = {"name": label, "dtype": dtype_name(dtype), "trial": trial, "seed": seed, "ok": False}
+        self._ck = ck = case_log.key(label, rec["dtype"], trial)
+        prior = self.log.prior(ck)
+        if prior is not None:  # finished (or crashed) in an earlier worker of this validation: not run again
+            return dict(prior)
+        self.log.phase(ck, label, "reference")  # the memory estimate and make_inputs run the reference's side too
         case = Case(name, shape, dtype, self.device, seed, scale)
         self.case = case  # per-case TOLERANCES functions see it
         probe = mem.CaseProbe(self.device, extra=_nbytes(inputs) if inputs is not None else 0)
@@ -213,6 +224,7 @@ class Validator:
             if not rec.get("ok") or (rec.get("io_bytes") or 0) > BIG_CASE_BYTES:
                 mem.release(self.device)  # a failure's traceback or a big case's cached blocks go back now
         rec["ok"] = bool(rec["ok"]) and "error" not in rec
+        self.log.done(ck, rec, self.findings, self.notes)
         return rec
 
     def _case_body(self, task: Task, rec: dict[str, Any], label: str, case: Case, inputs: list[Any], variant: str,
@@ -227,6 +239,7 @@ class Validator:
             with self.composer.reference():
                 ref_out = self._reference(task.ref_fn, ref_in)
         except Exception as e:
+            self.log.check(e, label, "reference")  # a device-side assert in the reference: the harness's fault
             if mem.is_oom(e):
                 raise
             mem.forget(e)
@@ -270,6 +283,7 @@ class Validator:
         del ref_list, ref64_list
 
         # Run A: NaN poison, on a copy of the inputs (to see whether the candidate writes into them).
+        self.log.phase(self._ck, label, "candidate")
         cand_in = clone_inputs(inputs)
         try:
             out_a, ev, ms = self._candidate(task.cand_fn, cand_in, math.nan, 0, label)
@@ -303,6 +317,7 @@ class Validator:
 
     def _candidate_error(self, rec: dict[str, Any], label: str, e: BaseException, prefix: str) -> None:
         """Record a candidate's exception (an out-of-memory one with the sizes) and drop its frames' tensors."""
+        self.log.check(e, label, "candidate")  # a fatal CUDA error: this case fails, the rest run in a fresh worker
         err = describe(e, "run", self.user_dirs)
         msg = f"{prefix}{err['type']}: {err['message'][:300]}"
         if mem.is_oom(e):
