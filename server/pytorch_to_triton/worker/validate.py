@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
-from . import compare as cmp
 from . import case_log, composition, interp_hints, interp_tf32, kernel_reuse
+from . import compare as cmp
 from . import kernelbench as kbench
 from . import memory as mem
 from .errors_fmt import describe
