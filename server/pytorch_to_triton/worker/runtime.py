@@ -93,7 +93,8 @@ def _install_interpreter_hooks() -> dict[str, Any]:
     from . import interp_autotune, interp_compat, interp_progress, interp_tf32
 
     out: dict[str, Any] = {"interpreter_progress": interp_progress.install(), "autotune": interp_autotune.install(),
-                           "tensor_index": interp_compat.install()}
+                           "tensor_index": interp_compat.install(),
+                           "bool_splat": interp_compat.install_bool_splat()}
     try:
         interp_tf32.install()
         out["tf32_emulation"] = interp_tf32.TF32_OPERAND_ROUNDING  # fp32 dot operands cut to 10 mantissa bits

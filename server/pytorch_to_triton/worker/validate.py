@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from . import case_log, composition, interp_hints, interp_tf32, kernel_reuse
+from . import case_log, composition, first_fix, interp_hints, interp_tf32, kernel_reuse
 from . import compare as cmp
 from . import kernelbench as kbench
 from . import memory as mem
@@ -61,11 +61,12 @@ FIX_HINTS = {
                        "forbid it)",
     "timer_patched": "do not patch timers or torch comparison functions",
     "unwritten_output": "some output elements are never written: check the grid (triton.cdiv) and the store mask",
-    "nonfinite": "NaN/Inf where the reference is finite: accumulate in fp32, subtract the max before exp, add eps",
+    "nonfinite": "NaN/Inf where the reference is finite: check the inputs and masked lanes of the worst indices in "
+                 "the evidence (first_fix.py names the constructs in the source that can make them)",
     "relative_mismatch": "the outputs are tiny, so atol alone passed them: the values are wrong relative to their "
                          "own scale; check the scaling factors, the epilogue and the dtype of the accumulator",
-    "nan_propagation": "NaN/inf in the inputs must reach the same outputs as in the reference: no nan_to_num, "
-                       "clamping or max(x, 0)-style masking of NaN, and no masked 'other' values leaking into rows",
+    "nan_propagation": "NaN/inf in the inputs must reach the same outputs as in the reference: follow the first index "
+                       "in the evidence back to the inputs the kernel read for it",
     "mismatch": "wrong values: check masks, offsets, strides and the 'other' of masked loads at the worst indices",
     "gradient_mismatch": "the backward pass differs from autograd of the reference: check the gradient formulas",
     "input_mutated": "the candidate writes into its inputs; write to a fresh output instead",
@@ -699,6 +700,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                                                           if f["check"] in PRIORITY else 99))
     report["findings"] = findings
     report["ok"] = all(c["ok"] for c in v.cases) and not any(f["severity"] == "fail" for f in findings)
+    first_fix.explain(report, v.cand_path)  # fixes from the evidence: the variant, what it changes, the source
     interp_hints.annotate(report, rt.interpreter, v.cand_path)
     report["time_s"] = round(time.perf_counter() - t_start, 3)
     report["launched_kernels"] = sorted({k for k in _kernel_names()})
