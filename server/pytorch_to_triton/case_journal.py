@@ -22,6 +22,7 @@ POISONED = "ContextPoisoned"  # worker/case_log.py's error type (and the client'
 RESUMABLE = ("crashed", POISONED)
 MAX_RESUMES = 8  # worker replacements per candidate; a candidate that crashes on every case stops there
 
+Describe = Callable[[WorkerError], tuple[str, dict[str, Any]]]
 Call = Callable[[dict[str, Any], float, Callable[[dict[str, Any]], None]], dict[str, Any]]
 
 
@@ -58,6 +59,7 @@ class CaseJournal:
         self.notes: list[str] = []
         self.running: dict[str, Any] | None = None
         self.replaced: list[dict[str, Any]] = []
+        self.error: dict[str, Any] | None = None  # the first candidate-side crash, for the report's `error`
 
     def see(self, msg: dict[str, Any]) -> None:
         """Feed every message of the call; keeps the "case" ones."""
@@ -74,11 +76,13 @@ class CaseJournal:
             self.running = {"key": str(msg.get("key")), "case": str(msg.get("case")), "phase": msg.get("phase"),
                             "t": float(msg.get("t") or time.time())}
 
-    def mark_crash(self, e: WorkerError, crashes: ReferenceCrashes) -> dict[str, Any]:
-        """Record the running case as crashed (reference: skipped, the harness's fault; candidate: failed)."""
+    def mark_crash(self, e: WorkerError, crashes: ReferenceCrashes, describe: Describe | None = None) -> dict[str, Any]:
+        """Record the running case as crashed (reference: skipped, the harness's fault; candidate: failed).
+        `describe(e)` gives the crash's message and error dict (the user's file:line from the stack dump)."""
         run = self.running
         assert run is not None
         label, dtype, trial = _split(run["key"])
+        detail, err = describe(e) if describe is not None else (str(e), {"type": e.kind, "message": str(e)})
         what = ("lost its CUDA context (a device-side assert or an illegal address)" if e.kind == POISONED else
                 f"crashed the worker ({str(e).split(' during:')[0]})")
         if run["phase"] == "reference":
@@ -93,9 +97,10 @@ class CaseJournal:
             self.notes.append(note)
         else:
             check = "cuda_fatal" if e.kind == POISONED else "crashed"
-            msg = f"the candidate {what} in case {label}; the other cases ran in a fresh worker"
-            rec = {"name": label, "dtype": dtype, "trial": trial, "ok": False,
-                   "error": {"type": check, "message": f"{msg}: {str(e)[:400]}", "phase": "run"}}
+            msg = f"{detail} [in case {label} only: the other cases ran in a fresh worker]"
+            err = {**err, "type": check, "message": msg, "phase": "run", "case": label}
+            rec = {"name": label, "dtype": dtype, "trial": trial, "ok": False, "error": err}
+            self.error = self.error or err
             old = next((f for f in self.findings if f.get("check") == check), None)
             if old is not None:
                 old["count"] = int(old.get("count") or 1) + 1
@@ -103,8 +108,9 @@ class CaseJournal:
                 fix = ("an index or assert the kernel trips on this case's inputs: run this case alone "
                        f"(only_cases=['{label.split(':')[0]}']) with TRITON_DEBUG=1 to see which" if check == "cuda_fatal"
                        else "the process died in this case: see error.stderr_tail of the case (a segfault, os._exit)")
+                where = {k: err[k] for k in ("file", "line", "function") if k in err}
                 self.findings.append({"check": check, "severity": "fail", "case": label, "message": msg, "count": 1,
-                                      "fix": fix, "evidence": {"stderr_tail": e.stderr_tail[-1500:]}})
+                                      "fix": fix, "evidence": where or None})
         self.records[run["key"]] = rec
         event = {"case": label, "phase": run["phase"], "kind": e.kind, "at": _utc(time.time())}
         self.replaced.append(event)
@@ -130,7 +136,7 @@ class CaseJournal:
 
 
 def validate_resuming(call: Call, args: dict[str, Any], timeout_s: float, on_event: Callable[[dict[str, Any]], None],
-                      crashes: ReferenceCrashes) -> dict[str, Any]:
+                      crashes: ReferenceCrashes, describe: Describe | None = None) -> dict[str, Any]:
     """One candidate's validation through `call(args, timeout_s, on_event)`, resumed in a fresh worker after a crash
     inside a case. A WorkerError that cannot be resumed carries `partial` (CaseJournal.partial)."""
     journal = CaseJournal()
@@ -149,13 +155,15 @@ def validate_resuming(call: Call, args: dict[str, Any], timeout_s: float, on_eve
             if e.kind == "cancelled":
                 raise
             if e.kind in RESUMABLE and journal.running is not None and attempt < MAX_RESUMES and left > 2:
-                journal.mark_crash(e, crashes)
+                journal.mark_crash(e, crashes, describe)
                 resume = journal.resume(crashes)
                 continue
             e.partial = journal.partial()  # type: ignore[attr-defined]
             raise
         if journal.replaced:
             res["worker_replacements"] = journal.replaced
+            if journal.error is not None and not res.get("error"):
+                res["error"] = journal.error
             res.setdefault("notes", []).append(
                 f"the worker was replaced {len(journal.replaced)} time(s) during this validation (" + "; ".join(
                     f"{r['case']}: {r['phase']} {r['kind']}" for r in journal.replaced) + "); the cases after each "

@@ -195,7 +195,7 @@ class Service:
             try:
                 res = case_journal.validate_resuming(
                     lambda a, t, ev: self.pool.call("validate", a, timeout_s=t, device=device, on_event=ev, cancel=cancel),
-                    args, timeout_s, fwd, crashes)
+                    args, timeout_s, fwd, crashes, lambda e, d=display: _crash_detail(d, e, self.ws.root))
                 runtime = res.get("runtime", runtime) or runtime
                 runtime["worker_device"] = res.get("worker_device")
                 reports.append(CandidateReport.model_validate(res))
@@ -494,6 +494,12 @@ def _worker_failure(display: str, e: WorkerError, root: Path) -> CandidateReport
     f = Finding(check=e.kind if e.kind in ("timeout", "crashed", "memory_limit", "process_limit") else "exception",
                 message=msg, case=e.last_event, fix=fix, evidence=where)
     return CandidateReport(candidate=display, ok=False, findings=[f], error=err)
+
+
+def _crash_detail(display: str, e: WorkerError, root: Path) -> tuple[str, dict[str, Any]]:
+    """A crash inside one case, worded as _worker_failure words it (with the user's file:line)."""
+    cr = _worker_failure(display, e, root)
+    return (cr.findings[0].message if cr.findings else str(e)), dict(cr.error or {})
 
 
 def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[str, Any], seed: int,
