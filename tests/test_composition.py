@@ -78,3 +78,18 @@ def test_gpu_time_share_is_measured_on_a_gpu(svc: Service) -> None:
     comp = cand.model_extra["composition"]
     assert rep.ok and comp["triton_gpu_share"] is not None and 0 < comp["triton_gpu_share"] <= 1, comp
     assert "of the call's GPU time" in comp["line"] and "1 matmul (cuBLAS)" in comp["line"], comp["line"]
+
+
+def test_run_suite_all_triton_flag(svc: Service) -> None:
+    from pytorch_to_triton.suite import run_suite
+
+    folder = svc.ws.root / "suite" / "linear_sigmoid"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("reference.py", "_epilogue.py", "library_matmul.py"):
+        shutil.copy(FIX / name, folder / name)
+    kw = {"directory": "suite", "trials": 1, "kernelbench": False, "benchmark": False, "timeout_s": 300}
+    default = run_suite(svc, name="mixed", **kw)
+    assert [r.verdict for r in default.rows] == ["pass"], default.markdown
+    strict = run_suite(svc, name="all_triton", all_triton=True, **kw)
+    row = strict.rows[0]
+    assert row.verdict == "fail" and row.failing_check == "pytorch_compute", strict.markdown
