@@ -93,3 +93,10 @@ def test_run_suite_all_triton_flag(svc: Service) -> None:
     strict = run_suite(svc, name="all_triton", all_triton=True, **kw)
     row = strict.rows[0]
     assert row.verdict == "fail" and row.failing_check == "pytorch_compute", strict.markdown
+
+
+def test_cli_suite_takes_all_triton() -> None:
+    from pytorch_to_triton.cli import build_parser
+
+    assert build_parser().parse_args(["suite", "dir", "--all-triton"]).all_triton is True
+    assert build_parser().parse_args(["suite", "dir"]).all_triton is False
