@@ -43,7 +43,8 @@ INT_OFFSET_B = 3
 _ESTIMATES: dict[tuple[Any, ...], mem.Estimate | None] = {}
 MAX_CACHED_ESTIMATES = 512
 # Failing checks in the order a user should fix them (first_fix is the first one present).
-PRIORITY = ["exception", "crashed", "cuda_fatal", "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
+PRIORITY = ["exception", "crashed", "cuda_fatal",  # the worker died in that case (case_journal.py)
+            "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
             "calls_reference", "pytorch_compute", "timer_patched", "unwritten_output", "nonfinite", "mismatch",
             "relative_mismatch", "gradient_mismatch", "input_mutated", "stale_result", "nondeterministic",
             "nan_propagation", "side_stream", "thread"]  # nan_propagation after stale_result: a cache fails it too
