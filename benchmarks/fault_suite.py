@@ -112,7 +112,7 @@ def _contained(cands: list[str], reference: str, case: str, *, reference_fault: 
         return {"result": "contained" if ok else "not contained",
                 "message": (f"{f.check} ({f.case}): {f.message}" if f else "; ".join(first.notes[:2])) if ok
                 else rep.summary, "cases": [(c.name, c.ok) for c in first.cases],
-                "replacements": (first.model_extra or {}).get("worker_replacements")}
+                "replacements": first.worker_replacements}
 
     return run
 

@@ -36,7 +36,7 @@ def _run(svc: Service, cand: str, **kw):
 def test_library_matmul_with_triton_epilogue_passes_and_is_disclosed(svc: Service) -> None:
     rep, cand = _run(svc, "library_matmul.py")
     assert rep.ok, rep.summary
-    comp = cand.model_extra["composition"]
+    comp = cand.composition
     assert comp["library"] == {"matmul": 1} and comp["triton"]["kernels"] == ["epilogue_kernel"], comp
     assert comp["triton"]["arg_bytes"] > 0
     assert "Triton: 1 kernel" in comp["line"] and "1 matmul" in comp["line"], comp["line"]
@@ -45,7 +45,7 @@ def test_library_matmul_with_triton_epilogue_passes_and_is_disclosed(svc: Servic
     assert warn and warn[0].severity == "warn"
     if not HAS_CUDA:
         assert comp["triton_gpu_share"] is None and "not measured (interpreter)" in comp["line"]
-    assert all(c.model_extra.get("composition") for c in cand.cases)  # per case too
+    assert all(c.composition for c in cand.cases)  # per case too
 
 
 def test_all_triton_requirement_fails_the_library_matmul(svc: Service) -> None:
@@ -75,7 +75,7 @@ def test_negligible_triton_work_fails(svc: Service) -> None:
 @pytest.mark.skipif(not HAS_CUDA, reason="needs CUDA")
 def test_gpu_time_share_is_measured_on_a_gpu(svc: Service) -> None:
     rep, cand = _run(svc, "library_matmul.py")
-    comp = cand.model_extra["composition"]
+    comp = cand.composition
     assert rep.ok and comp["triton_gpu_share"] is not None and 0 < comp["triton_gpu_share"] <= 1, comp
     assert "of the call's GPU time" in comp["line"] and "1 matmul (cuBLAS)" in comp["line"], comp["line"]
 

@@ -71,7 +71,7 @@ def test_reference_crash_is_the_harness_fault_and_skipped_for_every_candidate(sv
     first, second = rep.candidates
     assert first.ok, rep.summary  # the reference's crash is not the candidate's failure
     c = _cases(rep)["odd_7"]
-    assert c.ok and c.skipped and "reference" in c.model_extra["harness_fault"]
+    assert c.ok and c.skipped and "reference" in c.harness_fault
     assert any("odd_7" in n and "not the candidate" in n for n in first.notes), first.notes
     assert _cases(rep)["medium"].ok  # the case after it ran, in a fresh worker
     # The second candidate would crash on odd_7 itself, but that case is skipped for it up front: it passes, and
@@ -98,8 +98,8 @@ def test_timeout_keeps_the_finished_cases_and_names_the_running_one(svc: Service
     assert cases["small"].ok and cases["edge_empty"].ok  # finished before the timeout: kept
     run = cases["odd_7"]
     assert not run.ok and run.error["type"] == "timeout" and run.error["phase"] == "candidate"
-    since = run.model_extra["running_since"]
-    assert re.fullmatch(r"\d\d:\d\d:\d\d UTC", since) and 0 < run.model_extra["running_for_s"] <= 9
+    since = run.running_since
+    assert re.fullmatch(r"\d\d:\d\d:\d\d UTC", since) and 0 < run.running_for_s <= 9
     started = time.strptime(since[:8], "%H:%M:%S")
     t0s = time.gmtime(t0)
     assert (started.tm_hour * 3600 + started.tm_min * 60 + started.tm_sec
@@ -174,5 +174,5 @@ def test_gpu_device_assert_in_candidate_and_reference_are_contained(svc: Service
     rep = svc.validate(reference="cross_entropy_reference.py", candidates=["cross_entropy_good.py"], **KW)
     assert rep.ok, rep.summary  # the reference's out-of-range targets assert: the harness's fault, case skipped
     c = {c.name: c for c in rep.candidates[0].cases}["odd_7"]
-    assert c.skipped and "reference" in c.model_extra["harness_fault"]
+    assert c.skipped and "reference" in c.harness_fault
     assert svc.validate(reference="reference.py", candidates=["good.py"], **KW).ok

@@ -46,7 +46,7 @@ def test_nan_on_strided_variant_names_the_layout_not_numerics(svc: Service) -> N
     assert "case medium with the same values passed" in f.fix
     for guess in ("subtract the max", "eps", "fp32"):
         assert guess not in f.fix, f.fix
-    assert f.model_extra["variant"]["changes"] == "layout"
+    assert f.variant["changes"] == "layout"
     assert rep.first_fix and "strided" in rep.first_fix
 
 
