@@ -9,6 +9,12 @@ echo "fault_suite rc=$?"; stamp faults
 sed -n '/^|/p' "$OUT/faults/fault_suite.md" 2>/dev/null | cut -c1-230 | head -60
 timeout ${PYTEST_S:-110} python -m pytest -q -ra -p no:cacheprovider --timeout 100 tests/test_gpu.py > "$OUT/pytest_gpu.txt" 2>&1
 echo "pytest rc=$?"; stamp test_gpu
+grep -A1 "next call failed" "$OUT/faults/fault_suite.md" 2>/dev/null | cut -c1-400 | head -20
+# Issue 25 items 3-4: device asserts contained per case (candidate and reference), Triton's GPU-time share
+timeout ${CONTAIN_S:-150} python -m pytest -q -ra -p no:cacheprovider --timeout 140 -m gpu tests/test_containment.py \
+    tests/test_composition.py > "$OUT/pytest_containment.txt" 2>&1
+echo "containment pytest rc=$?"; stamp containment
+grep -E "passed|failed|FAILED|Error|assert" "$OUT/pytest_containment.txt" | cut -c1-300 | head -20
 grep -E "passed|failed|FAILED|Error|assert" "$OUT/pytest_gpu.txt" | cut -c1-300 | head -20
 ( timeout ${COMPILED_S:-170} python benchmarks/compiled_audit.py --stages stage3 --out "$OUT/compiled.json" \
     > "$OUT/compiled.log" 2>&1; echo "compiled rc=$?" >> "$OUT/compiled.log" ) &

@@ -287,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
     st.add_argument("--repeats", type=int, default=3)
     st.add_argument("--sizes", help='JSON: one set {"batch_size": 7} or per problem {"gelu": {"dim": 1000}}')
+    st.add_argument("--all-triton", action="store_true", help="fail candidates that keep any PyTorch compute (a "
+                    "cuBLAS matmul included); by default a library op beside Triton kernels is disclosed, not failed")
     st.set_defaults(func=cmd_suite)
 
     try:
@@ -321,7 +323,8 @@ def cmd_suite(args: argparse.Namespace) -> int:
                         problems=_csv(args.problems), redo=args.redo, timeout_s=args.timeout,
                         benchmark=not args.no_bench, kernelbench=not args.no_kernelbench, trials=args.trials,
                         compile=args.compile, repeats=args.repeats,
-                        sizes=json.loads(args.sizes) if args.sizes else None, on_event=_progress(args.quiet or args.json))
+                        sizes=json.loads(args.sizes) if args.sizes else None, on_event=_progress(args.quiet or args.json),
+                        all_triton=args.all_triton)
     finally:
         svc.close()
     _emit(args, rep, rep.summary + "\n\n" + rep.markdown + f"\nresults: {rep.results_file}\njournal: {rep.journal}")

@@ -261,6 +261,9 @@ def _register_suite_tool(server: MCPServer, service: Service) -> None:
         sizes: Annotated[dict[str, Any] | None, Field(description="size overrides: one set for all, e.g. "
                                                       "{'batch_size': 7}, or per problem {'gelu': {'dim': 1000}}")]
         = None,
+        all_triton: Annotated[bool, Field(description="fail candidates that keep any PyTorch compute (a cuBLAS "
+                                          "matmul included); by default a library op beside Triton kernels is "
+                                          "disclosed in the composition, not failed")] = False,
     ) -> Annotated[CallToolResult, SuiteReport]:
         """Score every candidate of every problem in a directory: run_validation, KernelBench's own criterion beside
         it, and run_benchmark vs eager and torch.compile when it validated (GPU). Resumable: finished problems are
@@ -268,7 +271,8 @@ def _register_suite_tool(server: MCPServer, service: Service) -> None:
         against both baselines, and a speedup plot."""
         rep = await _run(ctx, suite_fn, service=service, directory=directory, candidates_dir=candidates_dir,
                          name=name, problems=problems, redo=redo, timeout_s=timeout_s, benchmark=benchmark,
-                         kernelbench=kernelbench, trials=trials, compile=compile, repeats=repeats, sizes=sizes)
+                         kernelbench=kernelbench, trials=trials, compile=compile, repeats=repeats, sizes=sizes,
+                         all_triton=all_triton)
         return _result(rep, rep.summary + "\n\n" + rep.markdown, rep.plot)
 
 

@@ -41,6 +41,8 @@ class Finding(_Open):
     evidence: Any = None
     count: int = 1
     fix: str = ""
+    variant: Any = Field(None, description="the variant the finding is on and what it changes (layout, sizes, "
+                         "values)")
 
 
 class CaseResult(_Open):
@@ -70,6 +72,11 @@ class CaseResult(_Open):
     mem_estimate_bytes: Any = Field(None, description="memory the case was estimated to need before it ran")
     peak_mem_source: Any = Field(None, description="what peak_mem_bytes measured")
     skipped: Any = Field(None, description="true when the reference rejects this variant (a note says why)")
+    composition: Any = Field(None, description="Triton kernels vs library ops of this case's candidate call")
+    harness_fault: Any = Field(None, description="the reference crashed the worker on this case (skipped; no "
+                               "candidate blamed)")
+    running_since: Any = Field(None, description="the case was running when the call timed out or died: since when")
+    running_for_s: Any = Field(None, description="... and for how many seconds")
 
 
 class CandidateReport(_Open):
@@ -89,6 +96,9 @@ class CandidateReport(_Open):
     worker_device: Any = Field(None, description="the worker slot that ran it, e.g. 'cuda:0' or 'cpu'")
     worker_restarts: Any = Field(None, description="how often that slot's worker was replaced so far")
     runtime: Any = Field(None, description="the worker's device, interpreter flag and versions")
+    composition: Any = Field(None, description="what the candidate is made of: Triton kernels, library ops (cuBLAS "
+                             "matmuls, ...), Triton's share of the GPU time; `line` summarizes it")
+    worker_replacements: Any = Field(None, description="workers replaced after a crash inside a case, and where")
 
 
 class ValidationReport(_Open):

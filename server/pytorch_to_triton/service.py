@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import sidecar
+from . import case_journal, sidecar
 from .errors import UsageError, WorkerError
 from .schemas import (
     AuditResult,
@@ -158,6 +158,7 @@ class Service:
         device: str | None = None,
         on_event: OnEvent | None = None,
         cancel: threading.Event | None = None,
+        require: list[str] | None = None,
     ) -> ValidationReport:
         """Validate candidate files against a PyTorch reference over many cases (the stage gate)."""
         ref = self.source(reference, reference_code, "reference")
@@ -185,8 +186,11 @@ class Service:
             base["noncontiguous"] = noncontiguous
         if sizes:
             base["sizes"] = check_sizes(sizes)
+        if require:
+            base["require"] = list(require)  # e.g. ["all_triton"]: worker/composition.py
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
+        crashes = case_journal.ReferenceCrashes()  # cases whose reference crashed a worker: skipped for every candidate
         for i, cand in enumerate(cand_paths):
             display = self.ws.relative(cand)
             args = {**base, "candidate": str(cand), "candidate_display": display}
@@ -196,7 +200,9 @@ class Service:
                     on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
 
             try:
-                res = self.pool.call("validate", args, timeout_s=timeout_s, device=device, on_event=fwd, cancel=cancel)
+                res = case_journal.validate_resuming(
+                    lambda a, t, ev: self.pool.call("validate", a, timeout_s=t, device=device, on_event=ev, cancel=cancel),
+                    args, timeout_s, fwd, crashes, lambda e, d=display: _crash_detail(d, e, self.ws.root))
                 runtime = res.get("runtime", runtime) or runtime
                 runtime["worker_device"] = res.get("worker_device")
                 reports.append(CandidateReport.model_validate(res))
@@ -206,7 +212,7 @@ class Service:
                 if not runtime:  # the worker died before answering: where it ran comes from the slot
                     runtime = dict(getattr(e, "runtime", None) or {})
                     runtime["worker_device"] = getattr(e, "device", None)
-                reports.append(_worker_failure(display, e, self.ws.root))
+                reports.append(case_journal.with_partial(_worker_failure(display, e, self.ws.root), e))
         report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials))
         cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
                "--seed", str(seed), "--trials", str(trials)]
@@ -562,6 +568,12 @@ def _worker_failure(display: str, e: WorkerError, root: Path) -> CandidateReport
     return CandidateReport(candidate=display, ok=False, findings=[f], error=err)
 
 
+def _crash_detail(display: str, e: WorkerError, root: Path) -> tuple[str, dict[str, Any]]:
+    """A crash inside one case, worded as _worker_failure words it (with the user's file:line)."""
+    cr = _worker_failure(display, e, root)
+    return (cr.findings[0].message if cr.findings else str(e)), dict(cr.error or {})
+
+
 def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[str, Any], seed: int,
                         trials: int) -> ValidationReport:
     ok = all(r.ok for r in reports)
@@ -581,6 +593,9 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
             lines.append(f"FAIL {r.candidate}: {what}{shrunk}")
             if first_fix is None:
                 first_fix = f"{r.candidate}: {f0.fix or f0.message}" if f0 else what
+        comp = r.composition or {}  # worker/composition.py: Triton kernels vs library ops
+        if comp.get("line"):
+            lines.append(f"  composition: {comp['line']}")
     # Where it ran, as the worker reported it (or, when every worker died first, as the slot's device says).
     dev = str(runtime.get("worker_device") or runtime.get("device") or "?")
     interp = bool(runtime["interpreter"]) if "interpreter" in runtime else dev.startswith("cpu")

@@ -182,6 +182,7 @@ class _Suite:
         self.done = 0
         self.total = 0
         self.gpu = any(s.name.startswith("cuda") for s in service.pool.slots)
+        self.require: list[str] = []  # ["all_triton"]: any PyTorch compute op fails (worker/composition.py)
 
     def event(self, msg: str) -> None:
         # Queued, and delivered by the calling thread (pump): an MCP progress callback only works from the thread
@@ -207,7 +208,7 @@ class _Suite:
     def settings(self, problem: str) -> dict[str, Any]:
         return {"gpu": self.gpu, "sizes": _sizes_for(self.sizes, problem), "trials": self.trials,
                 "benchmark": self.benchmark and self.gpu, "compile": self.compile, "repeats": self.repeats,
-                "kernelbench": self.kernelbench}
+                "kernelbench": self.kernelbench, **({"require": self.require} if self.require else {})}
 
     # ---- one unit ---------------------------------------------------------------------------------
     def run_unit(self, prob: Problem, cand: Path, key: str, device: str | None) -> SuiteRow:
@@ -228,6 +229,8 @@ class _Suite:
 
         try:
             kw: dict[str, Any] = {"sizes": sizes} if sizes else {}
+            if self.require:
+                kw["require"] = self.require
             rep = self.svc.validate(reference=ref_rel, candidates=[cand_rel], trials=self.trials, timeout_s=left(),
                                     device=device, on_event=fwd, cancel=self.cancel, **kw)
             row.interpreter = rep.interpreter
@@ -340,11 +343,13 @@ def run_suite(
     on_event: OnEvent | None = None,
     cancel: threading.Event | None = None,
     stop: threading.Event | None = None,
+    all_triton: bool = False,
 ) -> SuiteReport:
     """Validate (and on a GPU benchmark) every candidate of every problem in a directory; resumable.
 
     `cancel` kills the unit in flight and raises; `stop` (a time budget) lets it finish, starts no more, and reports
-    the rest as 'not run' (not journaled, so the next call runs them)."""
+    the rest as 'not run' (not journaled, so the next call runs them). `all_triton` fails any candidate that keeps
+    PyTorch compute (a cuBLAS matmul included), as KernelBench-style loops that score Triton alone want."""
     ws = service.ws
     root = ws.resolve(directory, what="directory", must_exist=False)
     cdir = ws.resolve(candidates_dir, what="candidates_dir", must_exist=False) if candidates_dir else None
@@ -365,6 +370,7 @@ def run_suite(
     journal = out_dir / "results.jsonl"
     s = _Suite(service, timeout_s=float(timeout_s), benchmark=benchmark, kernelbench=kernelbench, trials=int(trials),
                compile=compile, repeats=int(repeats), sizes=sizes, journal=journal, cancel=cancel, on_event=on_event)
+    s.require = ["all_triton"] if all_triton else []
     done_before = {} if redo else read_journal(journal)
     units: list[tuple[int, Problem, Path, str]] = []
     rows: dict[int, SuiteRow] = {}

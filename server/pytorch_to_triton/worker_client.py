@@ -425,9 +425,11 @@ class WorkerSlot:
                     if msg.get("id") != req_id:
                         continue
                     kind = msg.get("type")
-                    if kind in ("progress", "log"):
+                    if kind in ("progress", "log", "case"):  # "case": per-case events, kept by case_journal.py
                         if not msg.get("interp_progress"):  # keep the step as the label; counts go to watch
                             last_event = msg.get("message") or last_event
+                        if kind == "case":  # a new case or side: earlier in-launch counts say nothing about it
+                            watch = ProgressWatch()
                         watch.see(msg)
                         if on_event is not None:
                             on_event(msg)
@@ -448,7 +450,9 @@ class WorkerSlot:
                         err = msg.get("error") or {}
                         if err.get("usage"):
                             raise UsageError(err.get("message", "bad input"))
-                        raise WorkerError(err.get("type", "error"), err.get("message", ""), self._tail.text(mark))
+                        # A worker that exits after an error lost its CUDA context: the caller may resume elsewhere.
+                        ekind = "ContextPoisoned" if msg.get("worker_exiting") else err.get("type", "error")
+                        raise WorkerError(ekind, err.get("message", ""), self._tail.text(mark))
                 if reader.eof:
                     code = self.proc.poll() if self.proc else None
                     if code is None and self.proc is not None:

@@ -142,6 +142,10 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
     except Exception as e:  # noqa: BLE001 - anything else is reported, the worker stays up
         msg = {"id": rid, "type": "error", "error": {
             "phase": "worker", "type": type(e).__name__, "message": f"{e}\n{traceback.format_exc()[-3000:]}"}}
+        poisoned = _poisoned(e)  # a fatal CUDA error in one case (case_log.py), maybe hidden by a later one
+        if poisoned is not None:
+            msg["error"].update(type=poisoned.__class__.__name__, message=str(poisoned), case=poisoned.case,
+                                case_phase=poisoned.phase)
         memory.forget(e)  # the frames of the failed call hold its tensors
     # Decide before answering: a poisoned CUDA context means this worker must go, and the server has to know
     # that before it sends the next request (otherwise that request races with our exit and is lost).
@@ -160,6 +164,20 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
 
 
 _BASELINE: dict[str, Any] = {}
+
+
+def _poisoned(exc: BaseException) -> Any:
+    """The ContextPoisoned in an exception's chain (a cleanup's CUDA error may have replaced it), else None."""
+    from .case_log import ContextPoisoned
+
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, ContextPoisoned):
+            return e
+        seen.add(id(e))
+        e = e.__context__ or e.__cause__
+    return None
 
 
 def _release(rt: Any, op: str | None) -> dict[str, Any]:

@@ -74,6 +74,7 @@ class OpRecorder(TorchDispatchMode):
         self.heavy: Counter[str] = Counter()
         self.compute: Counter[str] = Counter()
         self.compute_elems = 0
+        self.elems_by_op: Counter[str] = Counter()  # composition.py compares them with the reference's
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
@@ -89,6 +90,7 @@ class OpRecorder(TorchDispatchMode):
             self.heavy[name] += 1
         self.compute[name] += 1
         self.compute_elems += elems
+        self.elems_by_op[name] += elems
         return out
 
 
@@ -101,6 +103,10 @@ class CallEvidence:
     heavy_ops: dict[str, int] = field(default_factory=dict)
     compute_ops: dict[str, int] = field(default_factory=dict)
     compute_elems: int = 0
+    elems_by_op: dict[str, int] = field(default_factory=dict)
+    triton_arg_bytes: int = 0  # bytes of the tensors the Triton launches received
+    triton_gpu_ms: float | None = None  # CUDA events around the launches (only when timed)
+    call_gpu_ms: float | None = None  # the whole call on the stream, same events
     reference_called: bool = False
     threads_started: int = 0
     streams: list[str] = field(default_factory=list)
@@ -254,9 +260,11 @@ class PatchWatch:
 class guarded_call:
     """Context manager: run one candidate call under every guard; fills `evidence`."""
 
-    def __init__(self, ref_file: str | None, patches: PatchWatch):
+    def __init__(self, ref_file: str | None, patches: PatchWatch, time_gpu: bool = False):
         self.ref_file = ref_file
         self.patches = patches
+        self.time_gpu = time_gpu and torch.cuda.is_available()  # composition.py: Triton's share of the GPU time
+        self._call_events: tuple[Any, Any] | None = None
         self.evidence = CallEvidence()
         self._recorder = OpRecorder()
 
@@ -291,7 +299,17 @@ class guarded_call:
         if self._refwatch is not None:
             self._refwatch.__enter__()
         self._recorder.__enter__()
+        if self.time_gpu:
+            RECORDER.timing = True
+            self._call_events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            self._call_events[0].record()
         return ev
+
+    def _call_gpu_times(self, ev: CallEvidence, failed: bool) -> None:
+        assert self._call_events is not None
+        times = None if failed else _gpu_times(self._call_events, RECORDER.events)
+        if times is not None:
+            ev.triton_gpu_ms, ev.call_gpu_ms = round(times[0], 4), round(times[1], 4)
 
     def __exit__(self, *exc: Any) -> None:
         self._recorder.__exit__(*exc)
@@ -308,4 +326,21 @@ class guarded_call:
         ev.heavy_ops = dict(self._recorder.heavy)
         ev.compute_ops = dict(self._recorder.compute)
         ev.compute_elems = self._recorder.compute_elems
+        ev.elems_by_op = dict(self._recorder.elems_by_op)
+        ev.triton_arg_bytes = RECORDER.arg_bytes
+        if self._call_events is not None:
+            RECORDER.timing = False
+            self._call_gpu_times(ev, exc[0] is not None)
         ev.patched = self.patches.check_and_restore()
+
+
+def _gpu_times(call: tuple[Any, Any], launches: list[tuple[Any, Any]]) -> tuple[float, float] | None:
+    """(ms of the Triton launches, ms of the whole call) on the stream, from the recorded CUDA events."""
+    try:
+        call[1].record()
+        call[1].synchronize()
+        total = call[0].elapsed_time(call[1])
+        triton = sum(a.elapsed_time(b) for a, b in launches)
+    except Exception:  # noqa: BLE001 - a launch on another stream, or a failed call: no share, not a failure
+        return None
+    return triton, total

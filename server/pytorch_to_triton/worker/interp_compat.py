@@ -5,6 +5,11 @@ Triton 3.6's interpreter makes every scalar a shape-(1,) array and converts a te
 arrays can be converted to Python scalars"), so every loop whose bound comes from program_id failed there: the
 gallery's persistent kernels and cross-entropy, and any user kernel written that way. Triton 3.9 converts
 `int(data.squeeze())`; this installs the same conversion on Tritons that lack it (a no-op where it is already so).
+
+Boolean splats (Triton 3.9 and older): a comparison of two int64 scalars (`valid = t != -100` with `t` loaded from
+an int64 tensor) keeps int64 as its handle's dtype, so splatting it to a block (`(cols < V) & valid`) builds an
+int64 array and the mask reaches tl.load as integers: "mask has unsupported dtype", although the mask's type is
+int1 and the GPU compiles it as such. A splat whose result type is int1 is built as bool here.
 """
 
 from __future__ import annotations
@@ -17,6 +22,30 @@ def _index(self: Any) -> int:
     if getattr(data, "size", None) == 1:
         return int(data.reshape(-1)[0])
     return int(data)  # a block used as an int: the same error Triton gives
+
+
+def install_bool_splat() -> str:
+    """Make a splat to an int1 block produce bool data, as its type says; returns what was done."""
+    try:
+        import numpy as np
+        import triton.language as tl
+        from triton.runtime import interpreter
+    except ImportError:  # pragma: no cover - every Triton 3.x has it
+        return "no interpreter module"
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    orig = getattr(builder, "create_splat", None)
+    if orig is None or getattr(orig, "_p2t_bool", False):
+        return "bool splat left as is" if orig is None else "int1 splats are bool"
+
+    def create_splat(self: Any, ret_ty: Any, arg: Any) -> Any:
+        out = orig(self, ret_ty, arg)
+        if getattr(ret_ty, "scalar", None) == tl.int1 and out.data.dtype != np.bool_:
+            return interpreter.TensorHandle(out.data.astype(np.bool_), tl.int1)
+        return out
+
+    create_splat._p2t_bool = True  # type: ignore[attr-defined]
+    builder.create_splat = create_splat
+    return "int1 splats are bool"
 
 
 def install() -> str:

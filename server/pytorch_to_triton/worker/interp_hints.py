@@ -15,8 +15,8 @@ from . import interp_tf32
 # (id, pattern over "Type: message" of any exception in the chain, hint)
 HINTS: list[tuple[str, re.Pattern[str], str]] = [
     ("interp_mask_dtype", re.compile(r"mask has unsupported dtype"),
-     "the mask of a tl.load/tl.store is not boolean (e.g. an int tensor such as `offs`); the interpreter accepts "
-     "only bool masks: pass a comparison, e.g. `mask=offs < n`"),
+     "the interpreter received a load/store mask whose data is not boolean: an integer expression used as the mask "
+     "(e.g. `mask=offs`) does this; pass a comparison, e.g. `mask=offs < n`"),
     ("interp_python_int", re.compile(r"'(int|float|bool)' object has no attribute '(to|dtype|shape|type|item)'"),
      "a range() loop variable (or another plain Python number) is a Python int under the interpreter, not a "
      "Triton scalar as on the GPU, so it has no .to()/.dtype: use tl.cast(i, tl.float32), or "
@@ -32,6 +32,12 @@ HINTS: list[tuple[str, re.Pattern[str], str]] = [
      "inline PTX (tl.inline_asm_elementwise) and extern library calls cannot run under the interpreter: give the "
      "kernel a pure-Triton path when TRITON_INTERPRET=1, or validate it on a GPU"),
 ]
+# The same error on a line whose mask is built from comparisons: its type is int1, so the evidence says the
+# interpreter computed it as integers (install_bool_splat fixes the known case); "not boolean" would be a guess.
+MASK_IS_COMPARISON = ("the mask on this line is built from comparisons, so its type is boolean (the GPU compiles it "
+                      "as such); the interpreter computed its data as integers. Keep the mask; to run it here, build it "
+                      "from block comparisons only (e.g. `(cols < V) & (cols < V * valid)`), or validate on a GPU")
+_COMPARISON = re.compile(r"mask\s*=.*(<|>|==|!=)")
 TF32_FIX = ("the fp32 tl.dot ran in TF32 (the GPU's default, emulated here: 10-bit mantissa): pass "
             "input_precision='ieee' (or 'tf32x3'), or declare a tf32 tolerance with its reason")
 BF16_NOTE = ("bfloat16 under the interpreter: it stores bf16 as raw 16-bit patterns, so kernel arithmetic on bf16 "
@@ -77,6 +83,8 @@ def annotate(report: dict[str, Any], interpreter: bool, cand_path: Path) -> None
     for f in report.get("findings", []):
         ev = f.get("evidence")
         if f.get("check") == "exception" and isinstance(ev, dict) and ev.get("hint"):
+            if ev.get("limitation") == "interp_mask_dtype" and _COMPARISON.search(str(ev.get("kernel_source_line"))):
+                ev["hint"] = MASK_IS_COMPARISON
             f["hint"] = ev["hint"]
             f["fix"] = f"{ev['hint']} (at {Path(str(ev.get('file'))).name}:{ev.get('line')})"
     bad_bf16 = {c.get("name") for c in report.get("cases", []) if c.get("dtype") == "bfloat16" and not c.get("ok")}

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from . import case_log
 from . import compare as cmp
 from .errors_fmt import describe
 from .roofline import nested_tensors as _tensors
@@ -644,7 +645,11 @@ def _accepted(v: Validator, task: Task, args: dict[str, Any], c: Planned, dtype:
         return c
     tried = []
     for option in [c, *c.fallbacks]:
+        if option.name in v.log.reference_crashed:  # an earlier worker died in this probe (case_log.py)
+            tried.append(f"{option.name} ({_fmt(option.sizes)}): the reference crashed the worker")
+            continue
         try:
+            v.log.phase(case_log.key(option.name, dtype_name(dtype), 0), option.name, "reference")
             task.kb.prepare(task, option.sizes, dtype)
             inputs = task.make_inputs(Case(option.name, dict(option.sizes), dtype, v.device,
                                            _seed(args, option.name, dtype)))
@@ -657,6 +662,7 @@ def _accepted(v: Validator, task: Task, args: dict[str, Any], c: Planned, dtype:
         except CandidateInitError:
             raise
         except Exception as e:  # noqa: BLE001 - the reference's refusal decides: skipped with a note
+            v.log.check(e, option.name, "reference")  # a device-side assert: this worker must go (harness fault)
             tried.append(f"{option.name} ({_fmt(option.sizes)}): {type(e).__name__}: {str(e)[:120]}")
     v.notes.append(f"reference rejects the {c.name} variant; skipped: " + "; ".join(tried[:3]))
     return None

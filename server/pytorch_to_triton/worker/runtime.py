@@ -18,6 +18,9 @@ class LaunchRecorder:
     compiled: dict[str, Any] = field(default_factory=dict)  # kernel name -> last CompiledKernel
     depth: int = 0
     owner: int = 0  # thread id of the guarded call; launches on other threads are counted but not trusted
+    arg_bytes: int = 0  # bytes of the tensors handed to the launches (composition.py: is Triton's work negligible?)
+    timing: bool = False  # CUDA events around each launch (composition.py: Triton's share of the GPU time)
+    events: list[Any] = field(default_factory=list)
 
     @property
     def in_launch(self) -> bool:
@@ -28,9 +31,27 @@ class LaunchRecorder:
         """Forget launches recorded so far."""
         self.count = 0
         self.names = []
+        self.arg_bytes = 0
+        self.events = []
 
 
 RECORDER = LaunchRecorder()
+
+
+def _tensor_bytes(args: tuple[Any, ...]) -> int:
+    """Bytes of the tensor arguments of one launch (their views' extents, not their whole storages)."""
+    total = 0
+    for a in args:
+        nbytes = getattr(a, "nbytes", None)  # torch.Tensor (and numpy) only: ints and constexprs have none
+        if isinstance(nbytes, int) and hasattr(a, "data_ptr"):
+            total += nbytes
+    return total
+
+
+def _event_pair() -> tuple[Any, Any]:
+    import torch
+
+    return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
 
 def _wrap_run(cls: type, *, counts: bool) -> None:
@@ -43,6 +64,11 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
             RECORDER.count += 1
             name = getattr(self, "__name__", None) or getattr(getattr(self, "fn", None), "__name__", "kernel")
             RECORDER.names.append(name)
+            RECORDER.arg_bytes += _tensor_bytes(args) + (_tensor_bytes(tuple(kwargs.values())) if kwargs else 0)
+        timed = counts and RECORDER.timing
+        if timed:
+            pair = _event_pair()
+            pair[0].record()
         prof = sys.getprofile()
         sys.setprofile(None)  # the calls_reference probe must not see Triton's own Python
         RECORDER.depth += 1
@@ -51,6 +77,9 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
         finally:
             RECORDER.depth -= 1
             sys.setprofile(prof)
+        if timed:
+            pair[1].record()
+            RECORDER.events.append(pair)
         if counts and ret is not None and hasattr(ret, "asm"):
             RECORDER.compiled[RECORDER.names[-1]] = ret
         return ret
@@ -64,7 +93,8 @@ def _install_interpreter_hooks() -> dict[str, Any]:
     from . import interp_autotune, interp_compat, interp_progress, interp_tf32
 
     out: dict[str, Any] = {"interpreter_progress": interp_progress.install(), "autotune": interp_autotune.install(),
-                           "tensor_index": interp_compat.install()}
+                           "tensor_index": interp_compat.install(),
+                           "bool_splat": interp_compat.install_bool_splat()}
     try:
         interp_tf32.install()
         out["tf32_emulation"] = interp_tf32.TF32_OPERAND_ROUNDING  # fp32 dot operands cut to 10 mantissa bits

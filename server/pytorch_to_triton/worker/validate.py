@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
+from . import case_log, composition, first_fix, interp_hints, interp_tf32, kernel_reuse, ref_cache
 from . import compare as cmp
-from . import interp_hints, interp_tf32, kernel_reuse, ref_cache
 from . import kernelbench as kbench
 from . import memory as mem
 from .errors_fmt import describe
@@ -44,7 +44,8 @@ INT_OFFSET_B = 3
 _ESTIMATES: dict[tuple[Any, ...], mem.Estimate | None] = {}
 MAX_CACHED_ESTIMATES = 512
 # Failing checks in the order a user should fix them (first_fix is the first one present).
-PRIORITY = ["exception", "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
+PRIORITY = ["exception", "crashed", "cuda_fatal",  # the worker died in that case (case_journal.py)
+            "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
             "calls_reference", "pytorch_compute", "timer_patched", "unwritten_output", "nonfinite", "mismatch",
             "relative_mismatch", "gradient_mismatch", "input_mutated", "stale_result", "nondeterministic",
             "nan_propagation", "side_stream", "thread"]  # nan_propagation after stale_result: a cache fails it too
@@ -56,14 +57,18 @@ FIX_HINTS = {
     "device_mismatch": "return outputs on the inputs' device",
     "no_triton_launch": "the candidate must compute with a Triton kernel, not PyTorch",
     "calls_reference": "do not call the reference from the candidate",
-    "pytorch_compute": "move the PyTorch compute ops listed in the evidence into the Triton kernel",
+    "pytorch_compute": "PyTorch produces the result (see evidence.rule): compute it in the Triton kernels; a library "
+                       "matmul/convolution beside Triton kernels that do the rest is fine unless all_triton is required",
+    "library_compute": "none needed: a library op beside Triton kernels is a design choice (require all_triton to "
+                       "forbid it)",
     "timer_patched": "do not patch timers or torch comparison functions",
     "unwritten_output": "some output elements are never written: check the grid (triton.cdiv) and the store mask",
-    "nonfinite": "NaN/Inf where the reference is finite: accumulate in fp32, subtract the max before exp, add eps",
+    "nonfinite": "NaN/Inf where the reference is finite: check the inputs and masked lanes of the worst indices in "
+                 "the evidence (first_fix.py names the constructs in the source that can make them)",
     "relative_mismatch": "the outputs are tiny, so atol alone passed them: the values are wrong relative to their "
                          "own scale; check the scaling factors, the epilogue and the dtype of the accumulator",
-    "nan_propagation": "NaN/inf in the inputs must reach the same outputs as in the reference: no nan_to_num, "
-                       "clamping or max(x, 0)-style masking of NaN, and no masked 'other' values leaking into rows",
+    "nan_propagation": "NaN/inf in the inputs must reach the same outputs as in the reference: follow the first index "
+                       "in the evidence back to the inputs the kernel read for it",
     "mismatch": "wrong values: check masks, offsets, strides and the 'other' of masked loads at the worst indices",
     "gradient_mismatch": "the backward pass differs from autograd of the reference: check the gradient formulas",
     "input_mutated": "the candidate writes into its inputs; write to a fresh output instead",
@@ -117,6 +122,12 @@ class Validator:
         self._estimates: dict[tuple[Any, ...], mem.Estimate | None] = {}
         self._ref_fp: str | None = None
         self.user_dirs = [Path(args["workspace"]).resolve()]
+        self.composer = composition.Composer(args, self.device)  # Triton vs library ops, and when that fails
+        # Per-case events for the server, and what an earlier worker of this validation finished (case_log.py)
+        self.log = case_log.CaseLog(emit, args.get("resume"), self.device)
+        self.findings.update({f["check"]: f for f in self.log.findings})
+        self.notes.extend(self.log.notes)
+        self._ck = ""
         self.ref_path = Path(args["reference"])
         self.cand_path = Path(args["candidate"])
 
@@ -146,6 +157,7 @@ class Validator:
             fn = copy.deepcopy(task.ref_model).double() if task.kernelbench else task.ref_fn
             return self._reference(fn, upcast(inputs)), None
         except Exception as e:  # noqa: BLE001 - e.g. a kernel that has no float64 implementation
+            self.log.check(e, self.case.name if self.case else "?", "reference")
             if mem.is_oom(e):
                 raise
             mem.forget(e)
@@ -155,7 +167,7 @@ class Validator:
     def _candidate(self, fn: Callable, inputs: list[Any], poison_value: float, int_offset: int,
                    case: str) -> tuple[Any, CallEvidence, float]:
         POISON.float_value, POISON.int_offset, POISON.active = poison_value, int_offset, True
-        guard = guarded_call(str(self.ref_path), self.patches)
+        guard = guarded_call(str(self.ref_path), self.patches, time_gpu=self.composer.wants_timing(case))
         try:
             t0 = time.perf_counter()
             with guard, torch.no_grad():
@@ -167,7 +179,8 @@ class Validator:
         return out, guard.evidence, dt
 
     # ---- one case -------------------------------------------------------------------------------
-    def check_evidence(self, ev: CallEvidence, case: str, in_elems: int, out_elems: int) -> None:
+    def check_evidence(self, ev: CallEvidence, case: str, in_elems: int, out_elems: int,
+                       out_bytes: int = 0) -> dict[str, Any]:
         """Turn what the guards saw into findings."""
         if ev.patched:
             self.find("timer_patched", case, "the candidate replaced functions the harness relies on (restored)",
@@ -178,17 +191,8 @@ class Validator:
             self.find("thread", case, f"the candidate started {ev.threads_started} thread(s)")
         if ev.streams:
             self.find("side_stream", case, "the candidate used another CUDA stream", ev.streams)
-        if ev.launches == 0 and out_elems > 0:
-            self.find("no_triton_launch", case, "no Triton kernel was launched for a non-empty output",
-                      {"pytorch_ops": ev.compute_ops})
-        heavy = ev.heavy_ops
-        big = in_elems >= 64 and ev.compute_elems >= 0.5 * in_elems
-        if heavy or (big and ev.compute_ops):
-            self.find("pytorch_compute", case, "PyTorch computes part of the result outside Triton",
-                      {"ops": ev.compute_ops, "elements_touched": ev.compute_elems, "input_elements": in_elems})
-        elif ev.compute_ops:
-            self.find("pytorch_compute", case, "small PyTorch ops in the wrapper (allowed, listed for review)",
-                      {"ops": ev.compute_ops}, severity="warn")
+        # Triton launches vs PyTorch/library ops, and the rules that fail a candidate for them: composition.py
+        return self.composer.judge(self, ev, case, in_elems, out_elems, out_bytes)
 
     def run_case(self, task: Task, name: str, shape: Any, dtype: torch.dtype, scale: float, trial: int,
                  *, inputs: list[Any] | None = None, variant: str = "", fp64: bool = True,
@@ -197,6 +201,11 @@ class Validator:
         label = f"{name}{':' + variant if variant else ''}"
         seed = (int(self.args.get("seed", 0)) * 1_000_003 + zlib.crc32(f"{name}:{dtype}".encode()) + trial) % 2**31
         rec: dict[str, Any] = {"name": label, "dtype": dtype_name(dtype), "trial": trial, "seed": seed, "ok": False}
+        self._ck = ck = case_log.key(label, rec["dtype"], trial)
+        prior = self.log.prior(ck)
+        if prior is not None:  # finished (or crashed) in an earlier worker of this validation: not run again
+            return dict(prior)
+        self.log.phase(ck, label, "reference")  # the memory estimate and make_inputs run the reference's side too
         case = Case(name, shape, dtype, self.device, seed, scale)
         self.case = case  # per-case TOLERANCES functions see it
         probe = mem.CaseProbe(self.device, extra=_nbytes(inputs) if inputs is not None else 0)
@@ -218,6 +227,7 @@ class Validator:
             if not rec.get("ok") or (rec.get("io_bytes") or 0) > BIG_CASE_BYTES:
                 mem.release(self.device)  # a failure's traceback or a big case's cached blocks go back now
         rec["ok"] = bool(rec["ok"]) and "error" not in rec
+        self.log.done(ck, rec, self.findings, self.notes)
         return rec
 
     def _case_body(self, task: Task, rec: dict[str, Any], label: str, case: Case, inputs: list[Any], variant: str,
@@ -234,6 +244,7 @@ class Validator:
         rec["io_bytes"] = _nbytes(inputs) + side.ref_bytes
 
         # Run A: NaN poison, on a copy of the inputs (to see whether the candidate writes into them).
+        self.log.phase(self._ck, label, "candidate")
         cand_in = clone_inputs(inputs)
         try:
             out_a, ev, ms = self._candidate(task.cand_fn, cand_in, math.nan, 0, label)
@@ -242,7 +253,7 @@ class Validator:
             return
         rec["time_ms"] = round(ms, 3)
         rec["launches"] = ev.launches
-        self.check_evidence(ev, label, in_elems, out_elems)
+        rec["composition"] = self.check_evidence(ev, label, in_elems, out_elems, composition.output_bytes(ref_meta))
         mutated = not cmp.same_bits(cand_in, inputs)
         del cand_in
         if mutated and not ref_mutates:
@@ -270,7 +281,9 @@ class Validator:
         """The reference's side of the case, from worker/ref_cache.py when the reference file, the case and its
         inputs are those of an earlier call; None when the reference rejects this layout variant."""
         key = None
-        if ref_cache.enabled() and not task.kernelbench:  # KernelBench models are rebuilt per call
+        # KernelBench models are rebuilt per call; and until this call has recorded the reference's own ops once
+        # (composition's recompute rule needs them), the reference runs for real.
+        if ref_cache.enabled() and not task.kernelbench and self.composer.ref_ops is not None:
             if self._ref_fp is None:
                 self._ref_fp = kernel_reuse.fingerprint(self.ref_path)  # content + the folder's helper files
             tol = self.args.get("tolerances_merged") or {}
@@ -297,8 +310,10 @@ class Validator:
         # 2. The native reference on a copy (a reference that writes into its inputs must not change them).
         ref_in = clone_inputs(inputs)
         try:
-            ref_out = self._reference(task.ref_fn, ref_in)
+            with self.composer.reference():
+                ref_out = self._reference(task.ref_fn, ref_in)
         except Exception as e:
+            self.log.check(e, label, "reference")  # a device-side assert in the reference: the harness's fault
             if mem.is_oom(e):
                 raise
             mem.forget(e)
@@ -342,6 +357,7 @@ class Validator:
 
     def _candidate_error(self, rec: dict[str, Any], label: str, e: BaseException, prefix: str) -> None:
         """Record a candidate's exception (an out-of-memory one with the sizes) and drop its frames' tensors."""
+        self.log.check(e, label, "candidate")  # a fatal CUDA error: this case fails, the rest run in a fresh worker
         err = describe(e, "run", self.user_dirs)
         msg = f"{prefix}{err['type']}: {err['message'][:300]}"
         if mem.is_oom(e):
@@ -729,9 +745,11 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                                                           if f["check"] in PRIORITY else 99))
     report["findings"] = findings
     report["ok"] = all(c["ok"] for c in v.cases) and not any(f["severity"] == "fail" for f in findings)
+    first_fix.explain(report, v.cand_path)  # fixes from the evidence: the variant, what it changes, the source
     interp_hints.annotate(report, rt.interpreter, v.cand_path)
     report["time_s"] = round(time.perf_counter() - t_start, 3)
     report["launched_kernels"] = sorted({k for k in _kernel_names()})
+    report["composition"] = v.composer.summary()
     return report
 
 
