@@ -42,6 +42,10 @@ def main() -> int:
     # scans only what calls create (350 ms -> under 1 ms per call on the dev CPU with torch loaded).
     gc.collect()
     gc.freeze()
+    from . import sandbox
+
+    # Confined from here on: no user file has been imported yet, torch, Triton and the CUDA context are up.
+    rt.info["sandbox"] = sandbox.confine(os.getcwd(), rt.device == "cuda").summary
     reader = os.fdopen(req_fd, "rb", buffering=0)
     buf = b""
     while True:
@@ -124,10 +128,11 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
 
     emit = TRACKER.bind(emit)  # programs done inside a launch (interpreter) ride on this request's channel
 
-    from . import memory
+    from . import memory, sandbox
     from .tasks import TaskError
 
     before = memory.allocated(rt.device)
+    sandbox.begin_call()
     try:
         result = _dispatch(req.get("op", ""), req.get("args") or {}, rt, patches, emit)
         result.setdefault("runtime", _runtime_info(rt))
@@ -140,6 +145,7 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
         msg = {"id": rid, "type": "error", "error": {
             "phase": "worker", "type": type(e).__name__, "message": f"{e}\n{traceback.format_exc()[-3000:]}"}}
         memory.forget(e)  # the frames of the failed call hold its tensors
+    sandbox.end_call()
     # Decide before answering: a poisoned CUDA context means this worker must go, and the server has to know
     # that before it sends the next request (otherwise that request races with our exit and is lost).
     exiting = rt.device == "cuda" and not _cuda_healthy()
