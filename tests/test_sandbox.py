@@ -37,6 +37,7 @@ REFUSED = {
     "rewrite_reference": "Permission denied", "rewrite_sidecar": "Permission denied",
     "rewrite_journal": "Permission denied", "write_bashrc": "Permission denied", "read_ssh_key": "Permission denied",
     "tcp_connect": "Permission denied", "fill_disk": "File too large", "spawn_shell": "Permission denied",
+    "patch_reference": "__code__/defaults/closure",  # in memory: refseal restores it before any case runs
 }
 CORPUS = [*REFUSED, "fork_sleeper"]
 
@@ -166,7 +167,7 @@ def _check_outside(box: Box) -> None:
 
 
 def test_hostile_corpus_is_contained_under_the_cli(box: Box) -> None:
-    """All nine, each followed by a correct candidate, in one `validate` run (one warm worker, call after call)."""
+    """All ten, each followed by a correct candidate, in one `validate` run (one warm worker, call after call)."""
     files = [f for name in CORPUS for f in (f"{name}.py", "good.py")]
     rep = _cli(box, "reference.py", *files)
     cands = rep["candidates"]

@@ -171,6 +171,9 @@ def _release(rt: Any, op: str | None) -> dict[str, Any]:
 
     for name in [n for n in sys.modules if n.startswith("p2t_")]:  # tasks.load_module's names for user files
         del sys.modules[name]
+    from .refseal import forget
+
+    forget()  # the reference's seal holds its module
     if op == "benchmark" and "torch._dynamo" in sys.modules:
         try:
             sys.modules["torch._dynamo"].reset()  # torch.compile's caches hold the reference's parameters
