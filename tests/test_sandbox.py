@@ -38,7 +38,9 @@ REFUSED = {
     "rewrite_journal": "Permission denied", "write_bashrc": "Permission denied", "read_ssh_key": "Permission denied",
     "tcp_connect": "Permission denied", "fill_disk": "File too large", "spawn_shell": "Permission denied",
     "patch_reference": "__code__/defaults/closure",  # in memory: refseal restores it before any case runs
+    "read_server_environ": "Permission denied",
 }
+TOKEN = "p2t-fake-token-4f1c9a"  # in the server's environment only
 CORPUS = [*REFUSED, "fork_sleeper"]
 
 pytestmark = pytest.mark.skipif(abi_version()[0] < 4, reason="needs Landlock ABI >= 4 (TCP rules) in this kernel")
@@ -98,7 +100,7 @@ def _box(tmp: Path) -> Box:
     listener = Listener()
     (ws / "port.txt").write_text(str(listener.port))
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "VIRTUAL_ENV")}
-    env.update(HOME=str(home), PYTHONPATH=str(ROOT / "server"), P2T_SPARE_WORKER="0",
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT / "server"), P2T_SPARE_WORKER="0", GITHUB_TOKEN=TOKEN,
                P2T_SANDBOX_FILE_BYTES=str(FILE_BYTES))
     return Box(tmp, ws, home, env, listener, (ws / "reference.py").read_bytes(), journal)
 
@@ -116,7 +118,8 @@ def _cli(box: Box, *args: str, env: dict[str, str] | None = None, timeout: float
     out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "validate", "--json", "-q", *args, *KW],
                          cwd=box.ws, env=env or box.env, capture_output=True, text=True, timeout=timeout)
     assert out.stdout.strip(), out.stderr[-3000:]
-    assert FAKE_KEY.splitlines()[1] not in out.stdout + out.stderr  # the key never reaches any output
+    for secret in (FAKE_KEY.splitlines()[1], TOKEN):  # neither the key nor the server's token reaches any output
+        assert secret not in out.stdout + out.stderr
     return json.loads(out.stdout)
 
 
@@ -167,7 +170,7 @@ def _check_outside(box: Box) -> None:
 
 
 def test_hostile_corpus_is_contained_under_the_cli(box: Box) -> None:
-    """All ten, each followed by a correct candidate, in one `validate` run (one warm worker, call after call)."""
+    """All of them, each followed by a correct candidate, in one `validate` run (one warm worker, call after call)."""
     files = [f for name in CORPUS for f in (f"{name}.py", "good.py")]
     rep = _cli(box, "reference.py", *files)
     cands = rep["candidates"]
@@ -193,6 +196,7 @@ def test_hostile_corpus_is_contained_under_the_mcp_client(box: Box) -> None:
                                                         "trials": 1, "only_cases": ["odd_7"]})
         assert not res.is_error, res.content
         assert FAKE_KEY.splitlines()[1] not in json.dumps(res.structured_content)
+        assert TOKEN not in json.dumps(res.structured_content)
         return res.structured_content
 
     async def go() -> None:

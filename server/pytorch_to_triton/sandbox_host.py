@@ -14,7 +14,8 @@ from pathlib import Path
 
 DISK_FLOOR_BYTES = 512 << 20  # a call is stopped when its file system has less free space than this
 # Server-side variables the worker reads (the worker's environment is an allowlist: worker_client.scrubbed_env).
-PASSED = ("P2T_SANDBOX_FILE_BYTES", "P2T_SANDBOX_CPU_S", "P2T_SANDBOX_EXEC", "P2T_SANDBOX_TEST_NO_LANDLOCK")
+PASSED = ("P2T_SANDBOX_FILE_BYTES", "P2T_SANDBOX_CPU_S", "P2T_SANDBOX_EXEC", "P2T_SANDBOX_WRITABLE",
+          "P2T_SANDBOX_PROC", "P2T_SANDBOX_TEST_NO_LANDLOCK")
 
 
 def default_on() -> bool:

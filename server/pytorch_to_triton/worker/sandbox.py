@@ -137,6 +137,25 @@ def _handled_fs(abi: int) -> int:
     return bits
 
 
+def _grant_proc(pol: Policy) -> None:
+    """/proc: everything that is not another process (cpuinfo, meminfo, sys/, driver/nvidia/, ...) plus this worker's
+    own /proc/<pid>. Other processes' entries stay unreadable: the server's /proc/<pid>/environ holds the user's
+    tokens, which the worker's scrubbed environment does not. A child of the worker (the C compiler, ptxas) cannot
+    read its own /proc/self either; P2T_SANDBOX_PROC=all grants the whole of /proc if a tool needs it."""
+    if os.environ.get("P2T_SANDBOX_PROC") == "all":
+        pol.grant("/proc", READ)
+        return
+    pol.grant("/proc", READ_DIR)
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return
+    for name in names:
+        if not name.isdigit() and name not in ("self", "thread-self"):
+            pol.grant(f"/proc/{name}", READ if os.path.isdir(f"/proc/{name}") else READ_FILE)
+    pol.grant(f"/proc/{os.getpid()}", READ)
+
+
 def _site_dirs() -> list[str]:
     out = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
     out += [p for p in sys.path if p and os.path.isdir(p)]
@@ -183,8 +202,9 @@ def build_policy(workspace: str, scratch_root: str, caches: list[str]) -> Policy
         if not _home_or_above(d):  # a sys.path entry equal to $HOME (or /) would expose the whole home
             pol.grant(d, READ)
     for d in ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt/conda", "/usr/local/nvidia",
-              "/usr/local/cuda", "/proc", "/sys", "/run/nvidia-persistenced"):
+              "/usr/local/cuda", "/sys", "/run/nvidia-persistenced"):
         pol.grant(d, READ)
+    _grant_proc(pol)
     for var in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV"):
         if os.environ.get(var) and not _home_or_above(os.environ[var]):
             pol.grant(os.environ[var], READ)
@@ -201,7 +221,19 @@ def build_policy(workspace: str, scratch_root: str, caches: list[str]) -> Policy
     for d in [scratch_root, *caches]:
         os.makedirs(d, exist_ok=True)
         pol.grant(d, READ | WRITE)
+    for d in extra_writable():
+        pol.grant(d, READ | WRITE)
     return pol
+
+
+def extra_writable() -> list[str]:
+    """P2T_SANDBOX_WRITABLE: more directories user code may write (os.pathsep-separated; existing ones only, never
+    the home directory or one above it). The fault suite's fixtures report through one."""
+    out = []
+    for d in os.environ.get("P2T_SANDBOX_WRITABLE", "").split(os.pathsep):
+        if d and os.path.isdir(d) and not _home_or_above(d):
+            out.append(d)
+    return out
 
 
 def _restrict(pol: Policy, abi: int) -> None:
@@ -326,7 +358,9 @@ def confine(workspace: str, cuda: bool = False) -> State:
     except OSError as e:
         STATE.summary = f"sandbox: NOT ENFORCED (Landlock ABI {abi} refused the ruleset: {e}); limits only"
         return STATE
-    parts = [f"sandbox: landlock v{abi}", "fs read-only except scratch and the Triton/Inductor caches",
+    extra = extra_writable()
+    parts = [f"sandbox: landlock v{abi}", "fs read-only except scratch and the Triton/Inductor caches"
+             + (f" (and {', '.join(extra)}: P2T_SANDBOX_WRITABLE)" if extra else ""),
              "home unreadable outside the workspace", "exec limited to compilers and CUDA tools (no shell)"]
     parts.append("tcp denied" if abi >= 4 else "tcp NOT denied (ABI < 4)")
     if abi >= 6:
