@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -94,6 +95,8 @@ def _parts(n: int = 500) -> dict[str, float]:
     from pytorch_to_triton.worker import sandbox
 
     tmp = Path(tempfile.mkdtemp(prefix="p2t-sandbox-parts-"))
+    saved = ({k: os.environ.get(k) for k in ("TMPDIR", "TEMP", "TMP")}, tempfile.tempdir,
+             resource.getrlimit(resource.RLIMIT_CPU))
     sandbox.STATE.scratch_root = str(tmp / "w0")
     os.makedirs(sandbox.STATE.scratch_root)
     worker_ms = []
@@ -103,6 +106,13 @@ def _parts(n: int = 500) -> dict[str, float]:
         sandbox.end_call()
         worker_ms.append((time.perf_counter() - t) * 1e3)
     sandbox.STATE.scratch_root = ""
+    for k, v in saved[0].items():  # begin_call pointed this process's temp dir into the scratch: undo it
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    tempfile.tempdir = saved[1]
+    resource.setrlimit(resource.RLIMIT_CPU, saved[2])
     ws = _workspace()
     svc = Service(ws, limits=Limits(sandbox=True))
     try:
