@@ -436,7 +436,7 @@ def test_worker_env_cwd_tempdir_and_limits(box: Box) -> None:
     state = box.ws / STATE_DIR
     env = facts["env"]
     assert facts["cwd"] == str(box.ws)
-    # the sandbox gives each call a fresh scratch directory: <state>/tmp/<slot>/w<worker pid>/c<call>
+    # the sandbox's scratch directory, emptied after every call: <state>/tmp/<slot>/w<worker pid>
     assert state / "tmp" in Path(facts["tempdir"]).parents and env["TMPDIR"] == facts["tempdir"]
     assert Path(env["TRITON_CACHE_DIR"]).parent == state
     assert facts["sid"] == facts["pgid"] == facts["pid"]  # own session: the group kill reaches everything

@@ -12,8 +12,8 @@ What the ruleset grants (everything else is denied, root included: Landlock does
 - network (ABI >= 4): no TCP bind or connect; scopes (ABI >= 6): no signals to, and no abstract unix sockets of,
   processes outside the sandbox.
 
-A Landlock domain cannot be widened later, so the warm worker gets one scratch root for its whole life and each
-call a subdirectory of it (the server empties the root after each call: sandbox_host.after_call). Resource limits
+A Landlock domain cannot be widened later, so the warm worker gets one scratch directory for its whole life; each
+call starts with it empty (the server empties it after each call: sandbox_host.after_call). Resource limits
 (open files, file size, CPU time per call) are set here too. Where the kernel has no Landlock (older Linux, a
 container whose seccomp profile blocks the syscalls, macOS) the worker runs unconfined and says so in every
 result's runtime. references/sandbox.md says what is and is not covered.
@@ -382,14 +382,15 @@ def _clear_stale_scratch(tmp_root: str) -> None:
 
 
 def begin_call() -> None:
-    """A fresh scratch directory for this call (TMPDIR, tempfile) and a fresh CPU-time budget."""
+    """The scratch directory as this call's TMPDIR (empty: the server empties it after every call) and a fresh
+    CPU-time budget. The same directory serves every call: a fresh one per call cost 1.5-2 ms (mkdir + rmtree on
+    the dev VM's ext4) against 0.02 ms for the server's scan of an empty one."""
     if not STATE.scratch_root:
         return
     STATE.calls += 1
-    call_dir = os.path.join(STATE.scratch_root, f"c{STATE.calls}")
-    os.makedirs(call_dir, exist_ok=True)
+    call_dir = STATE.scratch_root
     STATE.call_dir = call_dir
-    for var in ("TMPDIR", "TEMP", "TMP"):
+    for var in ("TMPDIR", "TEMP", "TMP"):  # set again each call: the previous candidate may have changed them
         os.environ[var] = call_dir
     tempfile.tempdir = call_dir
     used = resource.getrusage(resource.RUSAGE_SELF)
@@ -402,7 +403,6 @@ def begin_call() -> None:
 
 
 def end_call() -> None:
-    """Empty this call's scratch directory (the server also empties the whole root after the call)."""
-    if STATE.call_dir:
-        shutil.rmtree(STATE.call_dir, ignore_errors=True)
-        STATE.call_dir = ""
+    """The call is over: the server empties the scratch (sandbox_host.after_call), after it has killed what the
+    call left running, so that nothing writes into it afterwards."""
+    STATE.call_dir = ""
