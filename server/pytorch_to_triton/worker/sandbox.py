@@ -55,7 +55,9 @@ DEVICE = READ_FILE | WRITE_FILE | IOCTL_DEV
 
 DEFAULT_FILE_BYTES = 1 << 30  # RLIMIT_FSIZE: Triton/Inductor artifacts are < 50 MB; a candidate's file stops at 1 GiB
 DEFAULT_OPEN_FILES = 4096  # torch + Triton hold ~150 descriptors on the dev CPU
-DEFAULT_CALL_CPU_S = 3600  # CPU seconds per call (all threads); the wall-clock timeout is the server's
+# CPU seconds per call, all threads: the default timeout (600 s) times every core, so no call that the wall-clock
+# timeout lets finish is stopped; it bounds what a call's children burn before the server's sweep.
+DEFAULT_CALL_CPU_S = 600 * (os.cpu_count() or 1)
 EXEC_TOOLS = ("cc", "gcc", "g++", "c++", "clang", "clang++", "as", "ld", "ld.bfd", "ld.gold", "ld.lld", "collect2",
               "ldconfig", "uname", "openssl", "nvidia-smi", "ptxas", "cuobjdump", "nvdisasm", "nvcc", "nvlink", "fatbinary")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime",
@@ -319,12 +321,17 @@ def _block_landlock_for_test() -> None:
 
 
 def _warm_cuda_toolchain() -> None:
-    """What Triton caches once per process and would otherwise do under the ruleset: the driver utilities module
-    (built into the Triton cache) and libcuda's directory (Triton asks `/sbin/ldconfig -p`)."""
+    """What the first call would otherwise do under the ruleset, done once before it: the CUDA context (the driver
+    opens /dev/nvidia*, reads /proc/driver/nvidia and /sys), Triton's driver utilities module (built into the Triton
+    cache) and libcuda's directory (Triton asks `/sbin/ldconfig -p` and caches the answer). The ruleset allows all
+    of these too (a child process that initializes CUDA does it confined); this keeps the worker's own start-up
+    independent of what a driver version needs."""
     try:
+        import torch
         from triton.backends.nvidia.driver import libcuda_dirs
         from triton.runtime import driver
 
+        torch.zeros(1, device="cuda").add_(1).item()  # the CUDA context, created before the ruleset
         libcuda_dirs()
         driver.active.utils  # noqa: B018 - the property builds and loads cuda_utils
     except Exception:  # noqa: BLE001 - a Triton without these: the first call does it under the ruleset
