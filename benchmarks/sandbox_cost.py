@@ -8,7 +8,8 @@ real Service and real worker processes:
               fresh scratch directory and CPU budget (worker) and the leftover-process sweep and scratch clean-up
               (server);
   warm call   a whole validation of good.py (one case) on a warm worker.
-Then, unless --no-corpus, the hostile corpus (tests/hostile, through the real CLI and the real MCP client) by
+On a GPU, run_benchmark (Triton JIT + launcher + ptxas, torch.compile baseline) and a compiled audit under the
+sandbox, errors verbatim. Then, unless --no-corpus, the hostile corpus (tests/hostile, through the real CLI and the real MCP client) by
 running tests/test_sandbox.py under pytest; the JSON says contained or not, per test.
 
     python benchmarks/sandbox_cost.py                      # CPU: the interpreter
@@ -135,6 +136,35 @@ def _parts(n: int = 500) -> dict[str, float]:
             "server_after_call_ms": round(statistics.median(server_ms), 4), "worker_threads": threads}
 
 
+def _gpu_toolchain() -> dict[str, Any]:
+    """On a GPU, under the sandbox: run_benchmark (Triton's JIT with its C launcher and ptxas, eager, and
+    torch.compile's Inductor + Triton for the baseline) and audit's compiled analysis (cuobjdump/nvdisasm), each
+    on tests/faults/good.py. Any refusal shows up here as an error."""
+    ws = _workspace()
+    svc = Service(ws, limits=Limits(sandbox=True))
+    out: dict[str, Any] = {}
+    try:
+        if not svc.pool.slots[0].name.startswith("cuda"):
+            return {"skipped": "no GPU"}
+        try:
+            rep = svc.benchmark(reference="reference.py", candidates=["good.py"], compile="default", repeats=1)
+            rows = [t.model_dump(mode="json") for t in rep.timings]
+            out["benchmark"] = {"ok": rep.ok, "summary": rep.summary[:1500], "rows": [
+                {k: r.get(k) for k in ("impl", "name", "case", "ok", "error", "median_ms", "suspect") if k in r}
+                for r in rows], "sandbox": (rep.environment or {}).get("sandbox")}
+        except Exception as e:  # noqa: BLE001 - recorded: the point is to see what the sandbox refused
+            out["benchmark"] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:3000]}
+        try:
+            aud = svc.audit(path="good.py", reference="reference.py", compile=True)
+            out["audit_compiled"] = {"summary": aud.summary[:1500], "compiled": bool(getattr(aud, "compiled", None))}
+        except Exception as e:  # noqa: BLE001
+            out["audit_compiled"] = {"error": f"{type(e).__name__}: {e}"[:3000]}
+    finally:
+        svc.close()
+        shutil.rmtree(ws.parent, ignore_errors=True)
+    return out
+
+
 def _q(xs: list[float], q: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, int(q * len(s)))]
@@ -184,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     # The end-to-end difference is noise-bound on a busy host; the parts are the sandbox's own work per call.
     summary["warm_overhead_under_5ms"] = summary["parts"]["total_ms"] < 5.0 and summary["warm_ping_ms"]["overhead"] < 5.0
     summary["sandbox"] = rounds["on"][0]["sandbox"]
+    _log("GPU toolchain under the sandbox (benchmark with torch.compile, compiled audit)")
+    summary["gpu_toolchain"] = _gpu_toolchain()
     if not args.no_corpus:
         _log("hostile corpus: tests/test_sandbox.py")
         summary["hostile_corpus"] = _corpus()

@@ -153,6 +153,9 @@ def _check_candidate(name: str, cand: dict) -> None:
         return
     assert not cand["ok"], f"{name} passed: the attempt was not refused"
     assert REFUSED[name] in _error_text(cand), f"{name}: {_error_text(cand)[:1500]}"
+    if name != "patch_reference":  # the report says it was the sandbox (errors_fmt + sandbox.refusal_note)
+        assert "[sandbox: files are limited to 8 MiB]" in _error_text(cand) if name == "fill_disk" else \
+            "[refused by the sandbox" in _error_text(cand), _error_text(cand)[:1500]
 
 
 def _check_outside(box: Box) -> None:

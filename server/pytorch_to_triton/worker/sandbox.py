@@ -413,3 +413,22 @@ def end_call() -> None:
     """The call is over: the server empties the scratch (sandbox_host.after_call), after it has killed what the
     call left running, so that nothing writes into it afterwards."""
     STATE.call_dir = ""
+
+
+def refusal_note(chain: list[BaseException]) -> str:
+    """A few words for an error the sandbox caused (EACCES/EPERM from the ruleset, EFBIG from the file-size limit),
+    so that a report says why the candidate failed, not only 'Permission denied'; '' for anything else."""
+    if not STATE.enabled and not STATE.scratch_root:
+        return ""
+    codes = {e.errno for e in chain if isinstance(e, OSError)}
+    if errno.EFBIG in codes:
+        return f" [sandbox: files are limited to {_file_limit_mib()} MiB]"
+    if STATE.enabled and codes & {errno.EACCES, errno.EPERM}:
+        return (" [refused by the sandbox: the workspace is read-only, write to tempfile.gettempdir(); no home, "
+                "shell or TCP; see references/sandbox.md]")
+    return ""
+
+
+def _file_limit_mib() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return -1 if soft == resource.RLIM_INFINITY else soft >> 20
