@@ -366,9 +366,11 @@ def confine(workspace: str, cuda: bool = False) -> State:
         STATE.summary = f"sandbox: NOT ENFORCED (Landlock ABI {abi} refused the ruleset: {e}); limits only"
         return STATE
     extra = extra_writable()
+    home = ("home unreadable outside the workspace" if not _home_or_above(workspace) else
+            "HOME READABLE: the workspace is your home directory or above it; start the server in a project folder")
     parts = [f"sandbox: landlock v{abi}", "fs read-only except scratch and the Triton/Inductor caches"
              + (f" (and {', '.join(extra)}: P2T_SANDBOX_WRITABLE)" if extra else ""),
-             "home unreadable outside the workspace", "exec limited to compilers and CUDA tools (no shell)"]
+             home, "exec limited to compilers and CUDA tools (no shell)"]
     parts.append("tcp denied" if abi >= 4 else "tcp NOT denied (ABI < 4)")
     if abi >= 6:
         parts.append("signals and abstract unix sockets scoped")
