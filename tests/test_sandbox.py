@@ -181,6 +181,7 @@ def test_hostile_corpus_is_contained_under_the_cli(box: Box) -> None:
     for name, cand, after in zip(CORPUS, cands[0::2], cands[1::2]):
         _check_candidate(name, cand)
         assert after["ok"], f"the correct call after {name} failed: {_error_text(after)[:1500]}"
+        assert not any("killed them" in n for n in after.get("notes") or []), f"after {name}: {after['notes']}"
     assert rep["runtime"]["sandbox"].startswith("sandbox: landlock v"), rep["runtime"]
     assert "tcp denied" in rep["runtime"]["sandbox"]
     _check_outside(box)
@@ -212,6 +213,7 @@ def test_hostile_corpus_is_contained_under_the_mcp_client(box: Box) -> None:
                     assert _sleepers() == [], "the process the call left is still running"
                 good = await call(client, "good.py")
                 assert good["ok"], f"the correct call after {name} failed"
+                assert not any("killed them" in n for n in good["candidates"][0].get("notes") or [])
 
     anyio.run(go)
     _check_outside(box)

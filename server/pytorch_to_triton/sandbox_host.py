@@ -56,8 +56,18 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return stat[stat.rindex(b")") + 2:].split()[0] in (b"Z", b"X")
+    except (OSError, ValueError, IndexError):
+        return True  # gone
+
+
 def descendants(pid: int) -> set[int]:
-    """Every live descendant of `pid`, itself excluded."""
+    """Every live descendant of `pid`, itself excluded (zombies, which the worker has not reaped, are not live:
+    counting them would report the same killed process after every later call)."""
     seen: set[int] = set()
     stack = _children(pid)
     while stack:
@@ -65,7 +75,7 @@ def descendants(pid: int) -> set[int]:
         if p not in seen:
             seen.add(p)
             stack += _children(p)
-    return seen
+    return {p for p in seen if not _zombie(p)}
 
 
 def kill_leftovers(pid: int) -> int:
