@@ -32,6 +32,11 @@ def main() -> int:
     rt = setup()
     poison.install()
     _prewarm()
+    from . import sandbox
+
+    # Confined from here on (no user file has been imported yet; torch, Triton and, on a GPU, the CUDA context are
+    # up). Before the memory baseline and PatchWatch's snapshot: what the warm-up allocates or rebinds is the baseline.
+    rt.info["sandbox"] = sandbox.confine(os.getcwd(), rt.device == "cuda").summary
     from .memory import allocated
 
     _BASELINE["allocated"] = allocated(rt.device)  # what torch holds before any request (0 on a fresh context)
@@ -42,10 +47,6 @@ def main() -> int:
     # scans only what calls create (350 ms -> under 1 ms per call on the dev CPU with torch loaded).
     gc.collect()
     gc.freeze()
-    from . import sandbox
-
-    # Confined from here on: no user file has been imported yet, torch, Triton and the CUDA context are up.
-    rt.info["sandbox"] = sandbox.confine(os.getcwd(), rt.device == "cuda").summary
     reader = os.fdopen(req_fd, "rb", buffering=0)
     buf = b""
     while True:
