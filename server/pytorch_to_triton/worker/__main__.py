@@ -23,6 +23,13 @@ def main() -> int:
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     _become_subreaper()
+    from . import sandbox
+
+    # Confined from here on, before torch is imported: Landlock (ABI < 8) confines the calling thread and the threads
+    # it starts later, not those already running, and numpy's BLAS starts its pool at import; no user file has been
+    # imported yet. Importing torch and creating the CUDA context happen under the ruleset (it allows what they read).
+    sandbox_summary = sandbox.confine(os.getcwd()).summary
+    # After confine too: this thread runs Python that a candidate could rebind (os.getppid).
     _exit_when_orphaned()
 
     from ..protocol import write_message
@@ -32,11 +39,7 @@ def main() -> int:
     rt = setup()
     poison.install()
     _prewarm()
-    from . import sandbox
-
-    # Confined from here on (no user file has been imported yet; torch, Triton and, on a GPU, the CUDA context are
-    # up). Before the memory baseline and PatchWatch's snapshot: what the warm-up allocates or rebinds is the baseline.
-    rt.info["sandbox"] = sandbox.confine(os.getcwd(), rt.device == "cuda").summary
+    rt.info["sandbox"] = sandbox_summary
     from .memory import allocated
 
     _BASELINE["allocated"] = allocated(rt.device)  # what torch holds before any request (0 on a fresh context)

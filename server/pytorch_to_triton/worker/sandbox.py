@@ -1,4 +1,4 @@
-"""The worker confines itself (Landlock) before it serves its first request, i.e. before any user file is imported.
+"""The worker confines itself (Landlock) first thing, before it imports torch and long before any user file.
 
 What the ruleset grants (everything else is denied, root included: Landlock does not look at capabilities):
 
@@ -320,25 +320,7 @@ def _block_landlock_for_test() -> None:
         raise OSError(ctypes.get_errno(), "seccomp filter refused")
 
 
-def _warm_cuda_toolchain() -> None:
-    """What the first call would otherwise do under the ruleset, done once before it: the CUDA context (the driver
-    opens /dev/nvidia*, reads /proc/driver/nvidia and /sys), Triton's driver utilities module (built into the Triton
-    cache) and libcuda's directory (Triton asks `/sbin/ldconfig -p` and caches the answer). The ruleset allows all
-    of these too (a child process that initializes CUDA does it confined); this keeps the worker's own start-up
-    independent of what a driver version needs."""
-    try:
-        import torch
-        from triton.backends.nvidia.driver import libcuda_dirs
-        from triton.runtime import driver
-
-        torch.zeros(1, device="cuda").add_(1).item()  # the CUDA context, created before the ruleset
-        libcuda_dirs()
-        driver.active.utils  # noqa: B018 - the property builds and loads cuda_utils
-    except Exception:  # noqa: BLE001 - a Triton without these: the first call does it under the ruleset
-        pass
-
-
-def confine(workspace: str, cuda: bool = False) -> State:
+def confine(workspace: str) -> State:
     """Confine this worker when P2T_SANDBOX=1 (the server's default): Landlock where the kernel has it, resource
     limits always. Never raises: a machine without Landlock runs unconfined and STATE.summary says so."""
     if os.environ.get("P2T_SANDBOX") != "1":
@@ -350,9 +332,8 @@ def confine(workspace: str, cuda: bool = False) -> State:
     caches = [os.environ[k] for k in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR") if os.environ.get(k)]
     pol = build_policy(workspace, scratch, caches)
     STATE.scratch_root, STATE.call_cpu_s = scratch, pol.call_cpu_s
+    _use_scratch(scratch)  # the slot's temp dir is not writable once confined
     limits = _set_limits(pol)
-    if cuda:
-        _warm_cuda_toolchain()
     if os.environ.get("P2T_SANDBOX_TEST_NO_LANDLOCK") == "1":
         _block_landlock_for_test()
     abi, why = abi_version()
@@ -360,6 +341,7 @@ def confine(workspace: str, cuda: bool = False) -> State:
         STATE.summary = (f"sandbox: NOT ENFORCED ({why}); user code can read and write what this user can; "
                          f"limits only: {', '.join(limits)}")
         return STATE
+    threads = _thread_count()
     try:
         _restrict(pol, abi)
     except OSError as e:
@@ -374,9 +356,18 @@ def confine(workspace: str, cuda: bool = False) -> State:
     parts.append("tcp denied" if abi >= 4 else "tcp NOT denied (ABI < 4)")
     if abi >= 6:
         parts.append("signals and abstract unix sockets scoped")
+    if threads > 1:  # Landlock ABI < 8 cannot confine threads that already run
+        parts.append(f"{threads - 1} thread(s) started before confinement stay unconfined")
     STATE.enabled, STATE.abi = True, abi
     STATE.summary = ", ".join(parts + limits)
     return STATE
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
 
 
 def _clear_stale_scratch(tmp_root: str) -> None:
@@ -397,11 +388,8 @@ def begin_call() -> None:
     if not STATE.scratch_root:
         return
     STATE.calls += 1
-    call_dir = STATE.scratch_root
-    STATE.call_dir = call_dir
-    for var in ("TMPDIR", "TEMP", "TMP"):  # set again each call: the previous candidate may have changed them
-        os.environ[var] = call_dir
-    tempfile.tempdir = call_dir
+    STATE.call_dir = STATE.scratch_root
+    _use_scratch(STATE.scratch_root)  # set again each call: the previous candidate may have changed them
     used = resource.getrusage(resource.RUSAGE_SELF)
     cpu = int(used.ru_utime + used.ru_stime) + STATE.call_cpu_s
     try:
@@ -409,6 +397,12 @@ def begin_call() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu if hard == resource.RLIM_INFINITY else min(cpu, hard), hard))
     except (ValueError, OSError):
         pass
+
+
+def _use_scratch(path: str) -> None:
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        os.environ[var] = path
+    tempfile.tempdir = path
 
 
 def end_call() -> None:
