@@ -168,16 +168,19 @@ def _cancel(svc: Service, ws: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 
 _LOGGED = '''
+import os as _os
 import time as _time
 
 from {base} import reference as _inner
 
+_LOG = _os.path.join(_os.environ.get("P2T_SANDBOX_WRITABLE", ".").split(_os.pathsep)[0], "intervals.log")
+
 def reference(x, y):
-    with open("intervals.log", "a") as f:
+    with open(_LOG, "a") as f:
         f.write(f"{name} start {{_time.monotonic()}}\\n")
     _time.sleep(0.1)
     out = _inner(x, y)
-    with open("intervals.log", "a") as f:
+    with open(_LOG, "a") as f:
         f.write(f"{name} end {{_time.monotonic()}}\\n")
     return out
 '''
@@ -187,7 +190,7 @@ def _concurrent(svc: Service, ws: Path, args: argparse.Namespace) -> dict[str, A
     (ws / "wrong.py").write_text((ws / "good.py").read_text().replace("x + y", "x - y"))
     (ws / "conc_a.py").write_text(_LOGGED.format(base="good", name="A"))
     (ws / "conc_b.py").write_text(_LOGGED.format(base="wrong", name="B"))
-    (ws / "intervals.log").unlink(missing_ok=True)
+    (ws / "outbox" / "intervals.log").unlink(missing_ok=True)
     reps: dict[str, Any] = {}
 
     def run(n: str) -> None:
@@ -198,7 +201,7 @@ def _concurrent(svc: Service, ws: Path, args: argparse.Namespace) -> dict[str, A
         t.start()
     for t in threads:
         t.join(600)
-    events = sorted((line.split() for line in (ws / "intervals.log").read_text().splitlines()),
+    events = sorted((line.split() for line in (ws / "outbox" / "intervals.log").read_text().splitlines()),
                     key=lambda e: float(e[2]))
     sequential = all(events[i][1] == "start" and events[i + 1][1] == "end" and events[i][0] == events[i + 1][0]
                      for i in range(0, len(events) - 1, 2))
@@ -311,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     for f in FAULTS.glob("*.py"):
         shutil.copy(f, ws / f.name)
     _setup_bad(ws)
+    (ws / "outbox").mkdir()  # the workspace is read-only to the sandboxed worker; fixtures log here
+    os.environ["P2T_SANDBOX_WRITABLE"] = str(ws / "outbox")
     has_gpu = Path("/dev/nvidiactl").exists() and shutil.which("nvidia-smi") is not None
     gib = args.memory_gib if args.memory_gib is not None else (16.0 if has_gpu else 1.0)
     CTX.memory = int(gib * 2**30)

@@ -47,6 +47,7 @@ class Box:
     ws: Path
     svc: Service
     baseline: dict[str, tuple[int, int]]
+    out: Path  # ws/outbox: where fixtures write what the tests read (P2T_SANDBOX_WRITABLE; the rest is read-only)
 
 
 def _tree(root: Path, skip: Path | None = None) -> dict[str, tuple[int, int]]:
@@ -78,6 +79,8 @@ def box(tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HOME", str(home))
         mp.setenv("TMPDIR", str(tmp))
+        (ws / "outbox").mkdir()
+        mp.setenv("P2T_SANDBOX_WRITABLE", str(ws / "outbox"))
         mp.setattr(tempfile, "tempdir", None)
         for k in SECRETS:
             mp.setenv(k, f"leak-{k}")
@@ -85,7 +88,7 @@ def box(tmp_path_factory: pytest.TempPathFactory):
         baseline = _tree(root, skip=ws)
         svc = Service(ws, limits=Limits(memory_bytes=MEMORY, max_processes=MAX_PROCS))
         try:
-            yield Box(root, ws, svc, baseline)
+            yield Box(root, ws, svc, baseline, ws / "outbox")
         finally:
             svc.close()
 
@@ -154,7 +157,7 @@ def test_host_loop_timeout_kills_the_worker_and_every_helper(box: Box) -> None:
     assert time.monotonic() - t0 < HANG_S + 10
     assert f.check == "timeout" and f"no result after {HANG_S} s" in f.message
     assert re.search(r"\[at host_loop\.py:\d+ in reference\]", f.message), f.message  # the stack dump's user frame
-    helpers = [int(p) for p in (box.ws / "helpers.pid").read_text().split()]  # written relative to cwd
+    helpers = [int(p) for p in (box.out / "helpers.pid").read_text().split()]  # written to P2T_SANDBOX_WRITABLE
     assert len(helpers) == 3
     # plain child, start_new_session child, double-forked daemon: all killed with the worker
     assert _gone(helpers) == [], "helper processes outlived the worker"
@@ -267,16 +270,19 @@ def test_c_stack_overflow_crashes_the_worker_and_is_survived(box: Box) -> None:
 # ---- concurrency and cancellation --------------------------------------------------------------------------
 
 _LOGGED = '''
+import os as _os
 import time as _time
 
 from {base} import reference as _inner
 
+_LOG = _os.path.join(_os.environ.get("P2T_SANDBOX_WRITABLE", ".").split(_os.pathsep)[0], "intervals.log")
+
 def reference(x, y):
-    with open("intervals.log", "a") as f:
+    with open(_LOG, "a") as f:
         f.write(f"{name} start {{_time.monotonic()}}\\n")
     _time.sleep(0.1)
     out = _inner(x, y)
-    with open("intervals.log", "a") as f:
+    with open(_LOG, "a") as f:
         f.write(f"{name} end {{_time.monotonic()}}\\n")
     return out
 '''
@@ -286,7 +292,7 @@ def test_two_calls_at_once_never_interleave_on_one_worker(box: Box) -> None:
     (box.ws / "conc_a.py").write_text(_LOGGED.format(base="good", name="A"))
     (box.ws / "wrong.py").write_text((box.ws / "good.py").read_text().replace("x + y", "x - y"))
     (box.ws / "conc_b.py").write_text(_LOGGED.format(base="wrong", name="B"))
-    (box.ws / "intervals.log").unlink(missing_ok=True)
+    (box.out / "intervals.log").unlink(missing_ok=True)
     reports: dict[str, object] = {}
 
     def run(name: str) -> None:
@@ -300,7 +306,7 @@ def test_two_calls_at_once_never_interleave_on_one_worker(box: Box) -> None:
     a, b = reports["a"], reports["b"]
     assert a.ok and a.candidates[0].candidate == "conc_a.py", a.summary
     assert not b.ok and b.candidates[0].candidate == "conc_b.py" and b.candidates[0].findings[0].check == "mismatch"
-    events = [line.split() for line in (box.ws / "intervals.log").read_text().splitlines()]
+    events = [line.split() for line in (box.out / "intervals.log").read_text().splitlines()]
     events.sort(key=lambda e: float(e[2]))
     assert len(events) >= 8
     # every call ran to its end before any other started, and one candidate's calls form one block
@@ -426,11 +432,12 @@ def test_bad_input_is_refused_clearly_and_writes_nothing(box: Box, name: str) ->
 def test_worker_env_cwd_tempdir_and_limits(box: Box) -> None:
     rep = box.svc.validate(reference="reference.py", candidates=["confine.py"], **KW)
     assert rep.ok, rep.summary
-    facts = json.loads((box.ws / "confine.json").read_text())
+    facts = json.loads((box.out / "confine.json").read_text())
     state = box.ws / STATE_DIR
     env = facts["env"]
     assert facts["cwd"] == str(box.ws)
-    assert Path(facts["tempdir"]).parent == state / "tmp" and env["TMPDIR"] == facts["tempdir"]
+    # the sandbox's scratch directory, emptied after every call: <state>/tmp/<slot>/w<worker pid>
+    assert state / "tmp" in Path(facts["tempdir"]).parents and env["TMPDIR"] == facts["tempdir"]
     assert Path(env["TRITON_CACHE_DIR"]).parent == state
     assert facts["sid"] == facts["pgid"] == facts["pid"]  # own session: the group kill reaches everything
     assert facts["rlimit_core"] == [0, 0]
@@ -439,7 +446,8 @@ def test_worker_env_cwd_tempdir_and_limits(box: Box) -> None:
     leaked = [k for k in SECRETS if k in env]
     assert not leaked, leaked
     ours = {"PYTHONPATH", "TMPDIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "PYTHONUNBUFFERED",
-            "PYTHONDONTWRITEBYTECODE", "P2T_WORKER_MEMORY_BYTES", "TRITON_INTERPRET", "CUDA_VISIBLE_DEVICES"}
+            "PYTHONDONTWRITEBYTECODE", "P2T_WORKER_MEMORY_BYTES", "TRITON_INTERPRET", "CUDA_VISIBLE_DEVICES",
+            "P2T_SANDBOX", "P2T_SANDBOX_WRITABLE", "TORCHINDUCTOR_COMPILE_THREADS", "TEMP", "TMP"}
     extra = [k for k in env if k not in ENV_ALLOW and not k.startswith(ENV_ALLOW_PREFIXES) and k not in ours]
     assert not extra, f"variables outside the allowlist reached the worker: {extra}"
     # Known limit (docs/FAULTS.md): user code runs as the server's user and can read /proc/<server>/environ.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -204,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "or 'local' for one worker per GPU of this machine (pip install 'pytorch-to-triton[cluster]')")
     common.add_argument("--json", action="store_true", help="print the structured result as JSON")
     common.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    common.add_argument("--no-sandbox", action="store_true", help="run user code unconfined (trusted local work "
+                        "only; same as P2T_SANDBOX=0): no Landlock ruleset, no limits, see references/sandbox.md")
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("serve", parents=[common], help="run the MCP server on stdio")
@@ -346,6 +349,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     args = build_parser().parse_args(argv)
+    if getattr(args, "no_sandbox", False):
+        os.environ["P2T_SANDBOX"] = "0"  # read by worker_client.Limits (sandbox_host.default_on)
     try:
         return int(args.func(args) or 0)
     except P2TError as e:

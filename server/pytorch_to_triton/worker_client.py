@@ -12,6 +12,7 @@ import collections
 import os
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import protocol
+from . import protocol, sandbox_host
 from .errors import UsageError, WorkerError
 from .trial_progress import ProgressWatch
 
@@ -53,6 +54,8 @@ class Limits:
     # A warm standby worker (torch and Triton already imported) per slot, started once the first worker has
     # answered, so that a crash, timeout or poisoned CUDA context costs a CUDA init, not a cold start.
     spare: bool = field(default_factory=lambda: os.environ.get("P2T_SPARE_WORKER", "1") != "0")
+    # Landlock confinement of the worker (worker/sandbox.py); off with --no-sandbox or P2T_SANDBOX=0.
+    sandbox: bool = field(default_factory=sandbox_host.default_on)
 
 
 def _total_ram() -> int:
@@ -287,6 +290,7 @@ class WorkerSlot:
         limits = self.limits
         mem = limits.memory_bytes or int(_total_ram() * 0.6)
         extra["P2T_WORKER_MEMORY_BYTES"] = str(mem)  # validate's input-size estimate respects the limit
+        extra.update(sandbox_host.worker_env(limits.sandbox))
         if self.visible_devices is not None:
             extra["CUDA_VISIBLE_DEVICES"] = self.visible_devices
         env = scrubbed_env(extra)
@@ -378,6 +382,8 @@ class WorkerSlot:
         next_check = 0.0
         assert self.proc is not None
         pid = self.proc.pid
+        scratch_tmp = self.state_dir / "tmp" / self.name.replace(":", "")
+        free_at_start = sandbox_host.free_bytes(scratch_tmp) if self.limits.sandbox else -1
         while True:
             now = time.monotonic()
             if cancel is not None and cancel.is_set():
@@ -414,6 +420,12 @@ class WorkerSlot:
                         self._tail.text(mark),
                         last_event,
                     )
+                if sandbox_host.disk_filled(scratch_tmp, free_at_start):
+                    self.kill()
+                    shutil.rmtree(sandbox_host.scratch_root(scratch_tmp, pid), ignore_errors=True)
+                    raise WorkerError("disk_limit", "user code filled the disk (less than "
+                                      f"{sandbox_host.DISK_FLOOR_BYTES >> 20} MiB left); the worker was killed and its "
+                                      "files removed", self._tail.text(mark), last_event)
             ready, _, _ = select.select([self._from_worker], [], [], 0.05)
             if ready:
                 try:
@@ -437,12 +449,16 @@ class WorkerSlot:
                         result = msg.get("result") or {}
                         result.setdefault("worker_output", self._tail.text(mark, limit=2000) if self._tail.total > mark else "")
                         self.last_runtime = result.get("runtime") or self.last_runtime
+                        if self.limits.sandbox:
+                            sandbox_host.after_call(pid, scratch_tmp, result)
                         if msg.get("worker_exiting"):
                             self.kill()  # its CUDA context is poisoned: the next call must get a fresh worker
                         elif self._leaked(msg.get("memory")):
                             result.setdefault("worker_memory", msg.get("memory"))["replaced"] = True
                         return result
                     elif kind == "error":
+                        if self.limits.sandbox:
+                            sandbox_host.after_call(pid, scratch_tmp, None)
                         if msg.get("worker_exiting"):
                             self.kill()
                         else:

@@ -23,6 +23,7 @@ def reference(x, y):
         "rlimit_core": resource.getrlimit(resource.RLIMIT_CORE), "rlimit_as": resource.getrlimit(resource.RLIMIT_AS),
         "parent_environ_readable": _parent_environ_readable(),
     }
-    with open("confine.json", "w") as f:
+    out = os.environ.get("P2T_SANDBOX_WRITABLE", ".").split(os.pathsep)[0]  # the workspace is read-only
+    with open(os.path.join(out, "confine.json"), "w") as f:
         json.dump(facts, f)
     return _good_reference(x, y)

@@ -26,7 +26,9 @@ def _daemon() -> int:
 
 def reference(x, y):
     pids = [subprocess.Popen(SLEEPER).pid, subprocess.Popen(SLEEPER, start_new_session=True).pid, _daemon()]
-    with open("helpers.pid", "w") as f:  # relative to the worker's cwd, the workspace
+    # The workspace is read-only under the sandbox: the test names a writable folder in P2T_SANDBOX_WRITABLE.
+    out = os.environ.get("P2T_SANDBOX_WRITABLE", ".").split(os.pathsep)[0]
+    with open(os.path.join(out, "helpers.pid"), "w") as f:
         f.write(" ".join(map(str, pids)))
     time.sleep(0.2)
     while True:

@@ -23,6 +23,13 @@ def main() -> int:
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     _become_subreaper()
+    from . import sandbox
+
+    # Confined from here on, before torch is imported: Landlock (ABI < 8) confines the calling thread and the threads
+    # it starts later, not those already running, and numpy's BLAS starts its pool at import; no user file has been
+    # imported yet. Importing torch and creating the CUDA context happen under the ruleset (it allows what they read).
+    sandbox_summary = sandbox.confine(os.getcwd()).summary
+    # After confine too: this thread runs Python that a candidate could rebind (os.getppid).
     _exit_when_orphaned()
 
     from ..protocol import write_message
@@ -34,6 +41,7 @@ def main() -> int:
     rt = setup()
     poison.install()
     rt.info["startup_s"] = {"process_age_at_setup_s": age0, **_prewarm(rt)}
+    rt.info["sandbox"] = sandbox_summary
     from .memory import allocated
 
     _BASELINE["allocated"] = allocated(rt.device)  # what torch holds before any request (0 on a fresh context)
@@ -127,10 +135,11 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
 
     emit = TRACKER.bind(emit)  # programs done inside a launch (interpreter) ride on this request's channel
 
-    from . import memory
+    from . import memory, sandbox
     from .tasks import TaskError
 
     before = memory.allocated(rt.device)
+    sandbox.begin_call()
     try:
         result = _dispatch(req.get("op", ""), req.get("args") or {}, rt, patches, emit)
         result.setdefault("runtime", _runtime_info(rt))
@@ -147,6 +156,7 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
             msg["error"].update(type=poisoned.__class__.__name__, message=str(poisoned), case=poisoned.case,
                                 case_phase=poisoned.phase)
         memory.forget(e)  # the frames of the failed call hold its tensors
+    sandbox.end_call()
     # Decide before answering: a poisoned CUDA context means this worker must go, and the server has to know
     # that before it sends the next request (otherwise that request races with our exit and is lost).
     exiting = rt.device == "cuda" and not _cuda_healthy()
@@ -186,6 +196,9 @@ def _release(rt: Any, op: str | None) -> dict[str, Any]:
 
     for name in [n for n in sys.modules if n.startswith("p2t_")]:  # tasks.load_module's names for user files
         del sys.modules[name]
+    from .refseal import forget
+
+    forget()  # the reference's seal holds its module
     if op == "benchmark" and "torch._dynamo" in sys.modules:
         try:
             sys.modules["torch._dynamo"].reset()  # torch.compile's caches hold the reference's parameters

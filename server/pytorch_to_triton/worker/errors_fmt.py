@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .interp_hints import exception_hint
+from .sandbox import refusal_note
 
 _OURS = Path(__file__).resolve().parent.parent  # the pytorch_to_triton package: never a user frame
 _COMPILE_ERRORS = ("CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct")
@@ -176,6 +177,7 @@ def describe(exc: BaseException, phase: str, user_dirs: list[Path]) -> dict[str,
         info.update(file=exc.filename, line=exc.lineno, text=(exc.text or "").rstrip())
         info["message"] = f"{exc.msg} ({Path(exc.filename or '?').name}, line {exc.lineno})"
     chain = _chain(exc)
+    info["message"] += refusal_note(chain)
     frames = _frames(chain)
     outer = traceback.extract_tb(exc.__traceback__)
     first_interp = next((i for i, f in enumerate(outer) if _is_interpreter_frame(f.filename)), len(outer))

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import refseal
 from .poison import POISON, fill_poison
 from .refwatch import RefWatch
 from .runtime import RECORDER
@@ -123,7 +124,7 @@ def _watched() -> tuple[list[tuple[str, Any]], list[tuple[str, type]]]:
     import triton.testing
 
     from .. import protocol
-    from . import compare, errors_fmt, poison, runtime, tasks, validate
+    from . import compare, errors_fmt, poison, refseal, runtime, tasks, validate
 
     modules: list[tuple[str, Any]] = [
         ("builtins", builtins), ("math", math), ("time", time), ("json", json), ("torch", torch),
@@ -132,7 +133,7 @@ def _watched() -> tuple[list[tuple[str, Any]], list[tuple[str, type]]]:
     ]
     classes: list[tuple[str, type]] = [("torch.Tensor", torch.Tensor), ("torch.cuda.Event", torch.cuda.Event)]
     # The harness's own code: a candidate runs in this process and could rebind compare() or Validator.
-    for mod in (compare, errors_fmt, sys.modules[__name__], poison, protocol, runtime, tasks, validate):
+    for mod in (compare, errors_fmt, sys.modules[__name__], poison, protocol, refseal, runtime, tasks, validate):
         modules.append((mod.__name__, mod))
         classes += [(f"{mod.__name__}.{k}", v) for k, v in vars(mod).items()
                     if isinstance(v, type) and v.__module__ == mod.__name__]
@@ -192,6 +193,7 @@ class PatchWatch:
         # The builtins the fast check runs on, held from before any candidate ran: a candidate that patches
         # builtins.all must not be able to make the check itself say "unchanged".
         self._all, self._map, self._is = all, map, operator.is_
+        self._ref_check = refseal.check_and_restore  # held, like the builtins: a rebinding cannot silence it
         self._snap_raw()
 
     def _snap_raw(self) -> None:
@@ -225,12 +227,13 @@ class PatchWatch:
         return True
 
     def check_and_restore(self) -> list[str]:
-        """Names patched since the snapshot (restored to the originals)."""
+        """Names patched since the snapshot (restored to the originals), the sealed reference's included."""
+        in_reference = self._ref_check()
         if self._unchanged():
-            return []
+            return in_reference
         changed = self._check_and_restore()
         self._snap_raw()  # the live objects match the snapshot again (restored, or torch's own re-wraps taken)
-        return changed
+        return changed + in_reference
 
     def _check_and_restore(self) -> list[str]:
         changed = []

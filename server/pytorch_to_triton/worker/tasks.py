@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from . import kernel_reuse
+from . import kernel_reuse, refseal
 from .code_cache import CachedSourceLoader
 
 DTYPES = {
@@ -339,6 +339,7 @@ def load_task(ref_path: Path, cand_path: Path | None, ref_entry: str | None, can
         raise
     except BaseException as e:  # noqa: BLE001 - the user's import error is data
         raise ImportFailure("reference", e) from e
+    refseal.seal(ref_mod)  # before the candidate is imported: PatchWatch puts back whatever it changes
     cand_mod = None
     if is_kernelbench(ref_mod):
         from .kernelbench import KernelBenchState

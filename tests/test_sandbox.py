@@ -1,0 +1,254 @@
+"""The worker sandbox (worker/sandbox.py, sandbox_host.py) against the hostile corpus (tests/hostile/*.py), through
+the real CLI (`python -m pytorch_to_triton validate`) and the real MCP client over stdio; the switch that turns it
+off, and the honest report where the kernel has no Landlock (a real seccomp filter makes the syscalls fail).
+
+Every hostile candidate must fail with an error naming what was refused (or, for the process it leaves behind, be
+noted and cleaned up), the next correct call must pass, and the effect is checked from outside: the files are
+unchanged, nothing connected, no process is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import pytest
+
+from pytorch_to_triton.worker.sandbox import abi_version
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = Path(__file__).parent / "hostile"
+FAULTS = Path(__file__).parent / "faults"
+FAKE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\np2t-fake-key-material-0123456789\n-----END OPENSSH PRIVATE KEY-----\n"
+BASHRC = "# the user's own bashrc\n"
+JOURNAL_LINE = '{"tool": "run_validation", "stage": "earlier.py", "ok": false}\n'
+FILE_BYTES = 8 << 20  # P2T_SANDBOX_FILE_BYTES for the run: fill_disk.py stops at 8 MiB
+KW = ["--trials", "1", "--only-cases", "odd_7"]
+# hostile file -> words the failing candidate's error must contain (what was refused)
+REFUSED = {
+    "rewrite_reference": "Permission denied", "rewrite_sidecar": "Permission denied",
+    "rewrite_journal": "Permission denied", "write_bashrc": "Permission denied", "read_ssh_key": "Permission denied",
+    "tcp_connect": "Permission denied", "fill_disk": "File too large", "spawn_shell": "Permission denied",
+    "patch_reference": "__code__/defaults/closure",  # in memory: refseal restores it before any case runs
+    "read_server_environ": "Permission denied",
+}
+TOKEN = "p2t-fake-token-4f1c9a"  # in the server's environment only
+CORPUS = [*REFUSED, "fork_sleeper"]
+
+pytestmark = pytest.mark.skipif(abi_version()[0] < 4, reason="needs Landlock ABI >= 4 (TCP rules) in this kernel")
+
+
+class Listener:
+    """A TCP server on 127.0.0.1 that records whether anyone connected."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                self.received.append(conn.recv(1024) or b"<connected>")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+
+@dataclass
+class Box:
+    root: Path
+    ws: Path
+    home: Path
+    env: dict[str, str]
+    listener: Listener
+    reference: bytes = b""
+    journal: Path = field(default_factory=Path)
+
+
+def _box(tmp: Path) -> Box:
+    ws, home = tmp / "ws", tmp / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(FAKE_KEY)
+    (home / ".bashrc").write_text(BASHRC)
+    ws.mkdir()
+    for f in [FAULTS / "reference.py", FAULTS / "good.py", *HOSTILE.glob("*.py")]:
+        shutil.copy(f, ws / f.name)
+    journal = ws / ".pytorch-to-triton" / "journal" / "reference.jsonl"
+    journal.parent.mkdir(parents=True)
+    journal.write_text(JOURNAL_LINE)
+    listener = Listener()
+    (ws / "port.txt").write_text(str(listener.port))
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "VIRTUAL_ENV")}
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT / "server"), P2T_SPARE_WORKER="0", GITHUB_TOKEN=TOKEN,
+               P2T_SANDBOX_FILE_BYTES=str(FILE_BYTES))
+    return Box(tmp, ws, home, env, listener, (ws / "reference.py").read_bytes(), journal)
+
+
+@pytest.fixture
+def box(tmp_path: Path):
+    b = _box(tmp_path)
+    try:
+        yield b
+    finally:
+        b.listener.close()
+
+
+def _cli(box: Box, *args: str, env: dict[str, str] | None = None, timeout: float = 280) -> dict:
+    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "validate", "--json", "-q", *args, *KW],
+                         cwd=box.ws, env=env or box.env, capture_output=True, text=True, timeout=timeout)
+    assert out.stdout.strip(), out.stderr[-3000:]
+    for secret in (FAKE_KEY.splitlines()[1], TOKEN):  # neither the key nor the server's token reaches any output
+        assert secret not in out.stdout + out.stderr
+    return json.loads(out.stdout)
+
+
+def _sleepers() -> list[int]:
+    """Live processes carrying fork_sleeper.py's marker."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                cmd = f.read()
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if b"p2t-hostile-sleeper" in cmd and stat[stat.rindex(b")") + 2:].split()[0] not in (b"Z", b"X"):
+            out.append(int(entry.name))
+    return out
+
+
+def _error_text(cand: dict) -> str:
+    return json.dumps([cand.get("error"), cand.get("findings")])
+
+
+def _check_candidate(name: str, cand: dict) -> None:
+    """One hostile candidate's report: refused with a clear error, or (the sleeper) passed and cleaned up."""
+    if name == "fork_sleeper":
+        assert cand["ok"], _error_text(cand)
+        assert any("killed them" in n for n in cand.get("notes") or []), cand.get("notes")
+        return
+    assert not cand["ok"], f"{name} passed: the attempt was not refused"
+    assert REFUSED[name] in _error_text(cand), f"{name}: {_error_text(cand)[:1500]}"
+    if name != "patch_reference":  # the report says it was the sandbox (errors_fmt + sandbox.refusal_note)
+        assert "[sandbox: files are limited to 8 MiB]" in _error_text(cand) if name == "fill_disk" else \
+            "[refused by the sandbox" in _error_text(cand), _error_text(cand)[:1500]
+
+
+def _check_outside(box: Box) -> None:
+    """Nothing the corpus tried left a trace outside the worker."""
+    assert (box.ws / "reference.py").read_bytes() == box.reference
+    assert not (box.ws / "reference.p2t.toml").exists()
+    assert "forged" not in box.journal.read_text()
+    assert not (box.ws / ".pytorch-to-triton" / "journal" / "forged.jsonl").exists()
+    assert (box.home / ".bashrc").read_text() == BASHRC
+    assert not (box.home / "pwned").exists()
+    assert box.listener.received == []
+    assert _sleepers() == []
+    left = [p for p in (box.ws / ".pytorch-to-triton" / "tmp").rglob("*") if p.is_file()]
+    assert not left, f"the scratch kept {left}"
+
+
+def test_hostile_corpus_is_contained_under_the_cli(box: Box) -> None:
+    """All of them, each followed by a correct candidate, in one `validate` run (one warm worker, call after call)."""
+    files = [f for name in CORPUS for f in (f"{name}.py", "good.py")]
+    rep = _cli(box, "reference.py", *files)
+    cands = rep["candidates"]
+    assert [c["candidate"] for c in cands] == files
+    for name, cand, after in zip(CORPUS, cands[0::2], cands[1::2]):
+        _check_candidate(name, cand)
+        assert after["ok"], f"the correct call after {name} failed: {_error_text(after)[:1500]}"
+        assert not any("killed them" in n for n in after.get("notes") or []), f"after {name}: {after['notes']}"
+    assert rep["runtime"]["sandbox"].startswith("sandbox: landlock v"), rep["runtime"]
+    assert "tcp denied" in rep["runtime"]["sandbox"]
+    _check_outside(box)
+
+
+def test_hostile_corpus_is_contained_under_the_mcp_client(box: Box) -> None:
+    """The same corpus through `pytorch-to-triton serve` over stdio, one tool call per candidate; the sleeper is
+    gone as soon as its call has answered (the server stays up, so only the sandbox can have killed it)."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "pytorch_to_triton", "serve", "--workspace",
+                                                                 str(box.ws)], env=box.env, cwd=str(box.ws))
+
+    async def call(client: Client, cand: str) -> dict:
+        res = await client.call_tool("run_validation", {"reference": "reference.py", "candidates": [cand],
+                                                        "trials": 1, "only_cases": ["odd_7"]})
+        assert not res.is_error, res.content
+        assert FAKE_KEY.splitlines()[1] not in json.dumps(res.structured_content)
+        assert TOKEN not in json.dumps(res.structured_content)
+        return res.structured_content
+
+    async def go() -> None:
+        async with Client(params, read_timeout_seconds=600) as client:
+            for name in CORPUS:
+                sc = await call(client, f"{name}.py")
+                _check_candidate(name, sc["candidates"][0])
+                assert sc["runtime"]["sandbox"].startswith("sandbox: landlock v"), sc["runtime"]
+                if name == "fork_sleeper":
+                    assert _sleepers() == [], "the process the call left is still running"
+                good = await call(client, "good.py")
+                assert good["ok"], f"the correct call after {name} failed"
+                assert not any("killed them" in n for n in good["candidates"][0].get("notes") or [])
+
+    anyio.run(go)
+    _check_outside(box)
+
+
+def test_no_sandbox_lets_the_attempt_through(box: Box) -> None:
+    """--no-sandbox is what it says: the corpus is live (the bashrc write succeeds) and the runtime says 'off'."""
+    rep = _cli(box, "--no-sandbox", "reference.py", "write_bashrc.py")
+    assert rep["candidates"][0]["ok"], _error_text(rep["candidates"][0])
+    assert rep["runtime"]["sandbox"].startswith("sandbox: off"), rep["runtime"]
+    assert "p2t-hostile-was-here" in (box.home / ".bashrc").read_text()
+
+
+def test_kernel_without_landlock_is_reported_and_the_call_runs(box: Box) -> None:
+    """A seccomp filter answers ENOSYS to the Landlock syscalls (as a container's profile does): the worker runs
+    unconfined, the correct candidate passes, and every result says the sandbox is not enforced."""
+    env = {**box.env, "P2T_SANDBOX_TEST_NO_LANDLOCK": "1"}
+    rep = _cli(box, "reference.py", "good.py", env=env)
+    assert rep["candidates"][0]["ok"], _error_text(rep["candidates"][0])
+    sandbox = rep["runtime"]["sandbox"]
+    assert sandbox.startswith("sandbox: NOT ENFORCED") and "ENOSYS" in sandbox, sandbox
+    assert "files <= 8 MiB" in sandbox  # the limits still apply
+
+
+def test_policy_grants_no_home_and_writes_only_scratch_and_caches(tmp_path: Path) -> None:
+    """The ruleset itself (no process is confined here): home and / are never granted, writes go to three places."""
+    from pytorch_to_triton.worker import sandbox
+
+    ws, scratch, caches = tmp_path / "ws", tmp_path / "s", [str(tmp_path / "triton"), str(tmp_path / "inductor")]
+    ws.mkdir()
+    pol = sandbox.build_policy(str(ws), str(scratch), caches)
+    home = os.path.realpath(os.path.expanduser("~"))
+    assert home not in pol.rules and "/" not in pol.rules
+    writable = sorted(p for p, r in pol.rules.items() if r & sandbox.WRITE_FILE and not p.startswith("/dev/"))
+    assert writable == sorted(os.path.realpath(p) for p in [str(scratch), *caches])
+    shells = [os.path.realpath(p) for p in ("/bin/sh", "/bin/bash") if os.path.exists(p)]
+    assert not any(pol.rules.get(s, 0) & sandbox.EXECUTE for s in shells)
+    assert pol.rules[os.path.realpath(ws)] == sandbox.READ
