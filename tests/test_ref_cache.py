@@ -86,3 +86,17 @@ def test_an_entry_needs_the_same_inputs_and_the_cache_stays_small() -> None:
     assert ref_cache.held_bytes() <= ref_cache.MAX_BYTES
     assert ref_cache.get(("many", 0), [x]) is None and ref_cache.get(("many", 3 + 7), [x]) is not None
     ref_cache.clear()
+
+
+def test_an_entry_written_into_after_it_was_stored_is_dropped() -> None:
+    # A candidate runs in the worker's process: had it found a cached expected tensor and changed it, later
+    # candidates would be judged against its values. The entry must still hold what was stored.
+    ref_cache.clear()
+    x = torch.arange(10.0)
+    side = _side(10)
+    side.expected[0].copy_(torch.randn(10, dtype=torch.float64))
+    ref_cache.put(("k",), [x], side)
+    assert ref_cache.get(("k",), [x]) is side
+    side.expected[0][3] += 1.0  # what a hostile candidate would do through gc.get_objects()
+    assert ref_cache.get(("k",), [x]) is None and ref_cache.held_bytes() == 0
+    ref_cache.clear()

@@ -44,6 +44,7 @@ class RefSide:
     ref_bytes: int  # bytes of the native outputs (the case's io_bytes)
     notes: list[str] = field(default_factory=list)  # notes computing it added (replayed on a hit)
     inputs_key: Any = None
+    expected_key: Any = None  # fingerprint of `expected` when stored: an entry changed in memory since is dropped
 
 
 _CACHE: OrderedDict[tuple[Any, ...], RefSide] = OrderedDict()
@@ -69,7 +70,9 @@ def get(key: tuple[Any, ...], inputs: list[Any]) -> RefSide | None:
     side = _CACHE.get(key)
     if side is None:
         return None
-    if side.inputs_key != _inputs_key(inputs):
+    # Candidates run in this process (issue 30): one that found the cached tensors (gc.get_objects) and wrote into
+    # them would change what later candidates are judged against, so an entry must still hold what was stored.
+    if side.inputs_key != _inputs_key(inputs) or side.expected_key != fingerprint(list(side.expected)):
         _BYTES[0] -= _size(_CACHE.pop(key))
         return None
     _CACHE.move_to_end(key)
@@ -82,6 +85,7 @@ def put(key: tuple[Any, ...], inputs: list[Any], side: RefSide) -> None:
     if size > MAX_ENTRY_BYTES:
         return
     side.inputs_key = _inputs_key(inputs)
+    side.expected_key = fingerprint(list(side.expected))
     old = _CACHE.pop(key, None)
     if old is not None:
         _BYTES[0] -= _size(old)
