@@ -51,18 +51,27 @@ def test_default_variants_shrunk_sizes_and_real_shapes(service):
     assert next(c for c in cand.cases if c.name == "zero").shape[0][0] == 0
 
 
-def test_stride_bug_and_nan_to_zero_fail_with_the_right_check(service):
-    """Rows addressed by the column count fail on the layout variants; NaN turned into 0 fails the NaN check."""
-    rep = service.validate(reference=f"{FIX}/affine_reference.py", trials=1,
-                           candidates=[f"{FIX}/affine_rows_by_cols.py", f"{FIX}/affine_nan_to_zero.py"])
-    assert not rep.ok
+def test_stride_bug_and_nan_to_zero_are_robustness_findings_and_fail_strict(service):
+    """Rows addressed by the column count fail only the layout variants, NaN turned into 0 only the NaN check: the
+    problem's get_inputs() never builds either, so both pass with a named robustness finding, and fail strict."""
+    cands = [f"{FIX}/affine_rows_by_cols.py", f"{FIX}/affine_nan_to_zero.py"]
+    rep = service.validate(reference=f"{FIX}/affine_reference.py", trials=1, candidates=cands)
+    assert rep.ok and rep.verdict.startswith("pass; not robust to: non-contiguous input, NaN/inf input"), rep.verdict
     stride = _cand(rep, "affine_rows_by_cols.py")
-    assert not stride.ok and "mismatch" in _checks(stride)
+    assert stride.ok and not _checks(stride)
+    assert {r.kind for r in stride.robustness} == {"layouts"} and "mismatch" in {r.check for r in stride.robustness}
+    assert ".contiguous()" in stride.robustness[0].fix
     bad = {c.name for c in stride.cases if not c.ok}
     assert bad and bad <= {"shrunk:transposed", "shrunk:strided"}, bad
+    assert {c.tier for c in stride.cases if c.name in bad} == {"robustness"}
     nan = _cand(rep, "affine_nan_to_zero.py")
-    assert not nan.ok and _checks(nan).get("nan_propagation") == "fail"
+    assert nan.ok and [(r.kind, r.check) for r in nan.robustness] == [("nan", "nan_propagation")]
     assert [c.name for c in nan.cases if not c.ok] == ["nan_inf"]
+    strict = service.validate(reference=f"{FIX}/affine_reference.py", trials=1, candidates=cands, strict=True,
+                              only_cases=["shrunk", "transposed", "strided", "nan_inf"])
+    assert not strict.ok and "--strict" in strict.reproduce
+    assert _checks(_cand(strict, "affine_rows_by_cols.py")).get("mismatch") == "fail"
+    assert _checks(_cand(strict, "affine_nan_to_zero.py")).get("nan_propagation") == "fail"
 
 
 def test_perturbed_parameters_catch_ignored_layernorm_affine(service):

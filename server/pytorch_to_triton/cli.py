@@ -79,9 +79,12 @@ def _validation_text(rep: Any) -> str:
             err_s = f"{err:.2e}" if isinstance(err, float) else str(err)
             t = f"{c.time_ms:.2f} ms" if c.time_ms is not None else ""
             shape = "x".join(str(s) for s in c.shape[0]) if c.shape else ""
-            lines.append(f"  {'ok ' if c.ok else 'BAD'} {c.name:<22} {c.dtype:<9} {shape:<14} max_abs {err_s:<9} {t}")
+            mark = ("ok " if c.ok else "BAD") if c.tier == "contract" else ("ok~" if c.ok else "rb!")
+            lines.append(f"  {mark} {c.name:<22} {c.dtype:<9} {shape:<14} max_abs {err_s:<9} {t}")
         for f in cand.findings:
             lines.append(f"  [{f.severity}] {f.check}: {f.message}" + (f"  -> {f.fix}" if f.fix else ""))
+        for r in cand.robustness:  # beside the verdict: inputs the problem never produces (--strict makes them count)
+            lines.append(f"  [robustness: {r.title}] {r.check} on {r.case}: {r.message}  -> {r.fix}")
         for n in cand.notes[:5]:
             lines.append(f"  note: {n}")
         if cand.error and cand.error.get("traceback"):
@@ -120,7 +123,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         rep = svc.validate(reference=args.reference, candidates=args.candidates, dtypes=_csv(args.dtypes),
                            trials=args.trials, seed=args.seed, tolerances=tol, cases=cases,
                            replace_cases=args.replace_cases, only_cases=_csv(args.only_cases), gradients=args.gradients,
-                           large_offsets=args.large_offsets, sizes=_sizes(args.sizes), timeout_s=args.timeout,
+                           large_offsets=args.large_offsets, sizes=_sizes(args.sizes), strict=args.strict,
+                           timeout_s=args.timeout,
                            device=args.device, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
@@ -206,6 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--only-cases", help="comma-separated case names to run, e.g. medium,odd_7")
     v.add_argument("--gradients", action="store_true")
     v.add_argument("--large-offsets", action="store_true")
+    v.add_argument("--strict", action="store_true", help="robustness (layouts, empty dims, NaN/inf, extreme values) "
+                   "fails the verdict too")
     v.add_argument("--sizes", help="KernelBench: module-level size overrides, e.g. batch_size=7,dim=1000")
     v.add_argument("--timeout", type=float, default=600)
     v.add_argument("--device", default=None)

@@ -133,18 +133,25 @@ def build_server(service: Service) -> MCPServer:
                                                       "module-level sizes, e.g. {'batch_size': 7, 'dim': 1000}, for the main "
                                                       "case (no-GPU shrinking leaves them alone; odd/small/1/0 "
                                                       "variants still vary them); a case's `sizes` go on top")] = None,
+        strict: Annotated[bool, Field(description="make robustness part of the verdict: non-contiguous layouts, "
+                                      "empty dims, NaN/inf and extreme values then fail it. Yes for a library "
+                                      "kernel called from unknown code; no for a model's hot path with known "
+                                      "inputs (the default reports them beside the verdict)")] = False,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit per candidate")] = 600,
         device: Annotated[str | None, Field(description="worker device, e.g. 'cuda:1'; default any idle one")] = None,
     ) -> Annotated[CallToolResult, ValidationReport]:
         """The stage gate: run each candidate and the reference on every case (standard, odd sizes, empty, single,
         non-contiguous, each dtype) over seeded trials; compare against a float64 reference with per-dtype
-        tolerances; poison outputs, run twice, and apply honesty checks. A failing kernel returns ok=false with
+        tolerances; poison outputs, run twice, and apply honesty checks. ok is decided by the problem's own inputs
+        (contract cases); failures on inputs it never produces (layouts, empty dims, NaN/inf) are listed under
+        `robustness` with their fix, and fail it only with strict=true. A failing kernel returns ok=false with
         named findings and `first_fix`; fix that first and call again."""
         rep = await _run(ctx, service.validate, reference=reference, candidates=candidates,
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, dtypes=dtypes, cases=cases, replace_cases=replace_cases,
                          only_cases=only_cases, trials=trials, seed=seed, tolerances=tolerances, gradients=gradients,
-                         large_offsets=large_offsets, sizes=sizes, timeout_s=timeout_s, device=device)
+                         large_offsets=large_offsets, sizes=sizes, strict=strict, timeout_s=timeout_s,
+                         device=device)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # logging is deprecated in 2026-07 MCP, still read by older clients
             await ctx.info(rep.summary.splitlines()[0])

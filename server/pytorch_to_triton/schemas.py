@@ -70,6 +70,21 @@ class CaseResult(_Open):
     mem_estimate_bytes: Any = Field(None, description="memory the case was estimated to need before it ran")
     peak_mem_source: Any = Field(None, description="what peak_mem_bytes measured")
     skipped: Any = Field(None, description="true when the reference rejects this variant (a note says why)")
+    tier: Literal["contract", "robustness"] = Field("contract", description="contract: the problem's own inputs "
+                                                    "(decides ok); robustness: inputs it never produces (reported)")
+
+
+class RobustnessFinding(_Open):
+    """A check that failed on inputs the problem never produces (layouts, empty dims, NaN/inf, extreme values)."""
+
+    kind: str = Field(description="layouts | empty | nan | extreme: what `require` / strict names to make it count")
+    title: str = Field(description="what the verdict line says, e.g. 'non-contiguous input'")
+    check: str
+    message: str
+    case: str | None = None
+    evidence: Any = None
+    count: int = 1
+    fix: str = ""
 
 
 class CandidateReport(_Open):
@@ -79,6 +94,8 @@ class CandidateReport(_Open):
     ok: bool
     cases: list[CaseResult] = []
     findings: list[Finding] = []
+    robustness: list[RobustnessFinding] = Field([], description="failures on inputs the problem never produces: "
+                                                "reported beside the verdict, failing it only under strict/require")
     notes: list[str] = []
     error: dict[str, Any] | None = None
     time_s: float | None = None

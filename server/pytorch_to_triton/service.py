@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import sidecar
+from . import sidecar, tiers
 from .errors import UsageError, WorkerError
 from .schemas import (
     AuditResult,
@@ -147,6 +147,8 @@ class Service:
         large_offsets: bool = False,
         noncontiguous: bool | None = None,
         sizes: dict[str, int] | None = None,
+        strict: bool = False,
+        require: list[str] | None = None,
         timeout_s: float = VALIDATION_TIMEOUT_S,
         device: str | None = None,
         on_event: OnEvent | None = None,
@@ -158,6 +160,7 @@ class Service:
         merged, side_used = sidecar.for_validation(side, dtypes=dtypes, cases=cases, tolerances=tolerances,
                                                    sizes=sizes)  # explicit arguments win over the sidecar
         dtypes, cases, tolerances, sizes = merged["dtypes"], merged["cases"], merged["tolerances"], merged["sizes"]
+        required = sidecar.merge_require(side, strict, require, side_used)  # worker args["require"]
         cand_paths = [self.source(c, None, "candidate") for c in candidates or []]
         if candidate_code is not None:
             cand_paths.append(self.source(None, candidate_code, "candidate"))
@@ -172,7 +175,7 @@ class Service:
             "workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
             "candidate_entry": candidate_entry, "dtypes": dtypes, "cases": _cases(cases), "replace_cases": replace_cases,
             "only_cases": only_cases, "trials": int(trials), "seed": int(seed), "tolerances": _check_tolerances(tolerances),
-            "gradients": gradients, "large_offsets": large_offsets,
+            "gradients": gradients, "large_offsets": large_offsets, "require": required,
         }
         if noncontiguous is not None:
             base["noncontiguous"] = noncontiguous
@@ -202,7 +205,7 @@ class Service:
                 reports.append(_worker_failure(display, e, self.ws.root))
         report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials))
         cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
-               "--seed", str(seed), "--trials", str(trials)]
+               "--seed", str(seed), "--trials", str(trials)] + (["--strict"] if strict else [])
         if dtypes:
             cmd += ["--dtypes", ",".join(dtypes)]
         if sizes:
@@ -216,7 +219,7 @@ class Service:
             shrunk = extra.get("sizes_used") if extra.get("full_size_run") is False else None
             self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
                           len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter,
-                          "sizes_not_full": shrunk})
+                          "sizes_not_full": shrunk, **tiers.journal_fields(cr, required)})
         return report
 
     # ---- run_benchmark --------------------------------------------------------------------------
@@ -497,22 +500,24 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
     first_fix = None
     for r in reports:
         fails = [f for f in r.findings if f.severity == "fail"]
-        n_ok = sum(c.ok for c in r.cases)
         extra = r.model_extra or {}
         shrunk = (f" [KernelBench at sizes {', '.join(f'{k}={v}' for k, v in extra['sizes_used'].items())}: "
                   "full size not run]") if extra.get("full_size_run") is False and extra.get("sizes_used") else ""
         if r.ok:
-            lines.append(f"PASS {r.candidate}: {n_ok}/{len(r.cases)} cases{shrunk}")
+            lines.append(f"PASS {r.candidate}: {tiers.pass_line(r)}{shrunk}")
+            lines += tiers.robustness_lines(r)
         else:
             f0 = fails[0] if fails else None
             what = f"{f0.check} ({f0.case}): {f0.message}" if f0 else (r.error or {}).get("message", "failed")
             lines.append(f"FAIL {r.candidate}: {what}{shrunk}")
+            lines += tiers.robustness_lines(r)
             if first_fix is None:
                 first_fix = f"{r.candidate}: {f0.fix or f0.message}" if f0 else what
     # Where it ran, as the worker reported it (or, when every worker died first, as the slot's device says).
     dev = str(runtime.get("worker_device") or runtime.get("device") or "?")
     interp = bool(runtime["interpreter"]) if "interpreter" in runtime else dev.startswith("cpu")
-    verdict = ("pass" if ok else "fail") + (" (Triton interpreter on CPU)" if interp else "")
+    verdict = ("pass" if ok else "fail") + tiers.not_robust_to(reports) + (" (Triton interpreter on CPU)" if interp
+                                                                           else "")
     where = "" if interp else f" on {dev}" + (f" ({runtime['gpu']})" if runtime.get("gpu") else "")
     summary = "\n".join([f"run_validation {verdict}{where}: reference {ref}, seed {seed}, {trials} trial(s)",
                          *lines])

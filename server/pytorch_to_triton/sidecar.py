@@ -26,7 +26,11 @@ DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16",
 _ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
             "fp64": "float64", "double": "float64"}
 PRESETS = ("tf32", "float32", "float16", "bfloat16", "float64")
-TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench")
+TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench", "require")
+# What `require` may name: robustness kinds made part of the contract (worker/cases.py REQUIRE_KINDS) and
+# "all_triton" (no library compute beside the Triton kernels). strict=true on a tool means the four kinds.
+REQUIRE = ("layouts", "empty", "nan", "extreme", "all_triton")
+STRICT = REQUIRE[:4]
 CASE_KEYS = ("name", "shape", "sizes", "dtype", "scale")
 TOL_KEYS = ("rtol", "atol", "preset", "reason")
 BENCH_KEYS = ("bytes", "flops", "dtype", "sizes", "cases")
@@ -156,6 +160,7 @@ class Sidecar:
     reasons: dict[str, str] = field(default_factory=dict)
     cases: list[dict[str, Any]] = field(default_factory=list)
     bench: dict[str, Any] = field(default_factory=dict)
+    require: list[str] = field(default_factory=list)
 
     def describe(self, used: list[str]) -> str:
         """One line for a report: which file, and which of its settings this call used."""
@@ -346,6 +351,8 @@ def parse(text: str, path: Path, problem: Problem | None = None) -> Sidecar:
         side.tolerances, side.reasons = _tolerances(raw["tolerances"], path)
     if "cases" in raw:
         side.cases = _cases(raw["cases"], path, "cases", problem)
+    if "require" in raw:
+        side.require = parse_require(raw["require"], _where(path, "require"))
     if "bench" in raw:
         b = raw["bench"]
         if not isinstance(b, dict):
@@ -361,6 +368,29 @@ def parse(text: str, path: Path, problem: Problem | None = None) -> Sidecar:
         if "cases" in b:
             side.bench["cases"] = _cases(b["cases"], path, "bench.cases", problem)
     return side
+
+
+def parse_require(raw: Any, where: str) -> list[str]:
+    """A checked `require` list (order kept, duplicates dropped)."""
+    if not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
+        raise UsageError(f"{where} must be a list of names among {list(REQUIRE)}, e.g. require = [\"layouts\", "
+                         "\"empty\"]")
+    bad = [k for k in raw if k not in REQUIRE]
+    if bad:
+        raise UsageError(f"{where}: {bad} not among {list(REQUIRE)} (layouts = non-contiguous inputs, empty = a zero "
+                         "dim, nan = NaN/inf inputs, extreme = large magnitudes, all_triton = no library compute)")
+    return list(dict.fromkeys(raw))
+
+
+def merge_require(side: Sidecar | None, strict: bool, explicit: list[str] | None, used: list[str]) -> list[str]:
+    """What the worker gets as args["require"]: the sidecar's list, an explicit one, and strict's four kinds."""
+    out = list(side.require) if side is not None else []
+    if side is not None and side.require:
+        used.append("require " + ", ".join(side.require))
+    out += parse_require(explicit, "require") if explicit else []
+    if strict:
+        out += list(STRICT)
+    return list(dict.fromkeys(out))
 
 
 def load(reference: Path, reference_source: str | None = None) -> Sidecar | None:
