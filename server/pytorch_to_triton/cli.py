@@ -139,7 +139,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         sweep = json.loads(args.sweep) if args.sweep else None
         rep = svc.benchmark(reference=args.reference, candidates=args.candidates, dtype=args.dtype, cases=cases,
                             sweep=sweep, compile=args.compile, cuda_graph=args.cuda_graph, repeats=args.repeats,
-                            sizes=_sizes(args.sizes), timeout_s=args.timeout, device=args.device, on_event=_progress(args.quiet or args.json))
+                            sizes=_sizes(args.sizes), strict=args.strict, timeout_s=args.timeout, device=args.device,
+                            on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
     _emit(args, rep, _bench_text(rep))
@@ -221,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("reference")
     b.add_argument("candidates", nargs="*")
     b.add_argument("--dtype")
+    b.add_argument("--strict", action="store_true", help="as validate --strict")
     b.add_argument("--cases", help="JSON list of cases")
     b.add_argument("--sweep", help='JSON, e.g. \'{"param": "N", "values": [256, 1024], "shape": [4096, "N"]}\'')
     b.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
@@ -269,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--no-bench", action="store_true", help="validate only, no timings")
     st.add_argument("--no-kernelbench", action="store_true", help="skip KernelBench's plain criterion")
     st.add_argument("--trials", type=int, default=3)
+    st.add_argument("--strict", action="store_true", help="robustness counts in pass/fast_p")
     st.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
     st.add_argument("--repeats", type=int, default=3)
     st.add_argument("--sizes", help='JSON: one set {"batch_size": 7} or per problem {"gelu": {"dim": 1000}}')
@@ -305,7 +308,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
         rep = run_suite(svc, directory=args.directory, candidates_dir=args.candidates_dir, name=args.name,
                         problems=_csv(args.problems), redo=args.redo, timeout_s=args.timeout,
                         benchmark=not args.no_bench, kernelbench=not args.no_kernelbench, trials=args.trials,
-                        compile=args.compile, repeats=args.repeats,
+                        compile=args.compile, repeats=args.repeats, strict=args.strict,
                         sizes=json.loads(args.sizes) if args.sizes else None, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()

@@ -182,6 +182,8 @@ def build_server(service: Service) -> MCPServer:
         repeats: Annotated[int, Field(ge=1, le=20, description="independent repetitions, for the spread")] = 3,
         sizes: Annotated[dict[str, int] | None, Field(description="KernelBench references: time at these module-level "
                                                       "sizes instead of the problem's own, e.g. {'batch_size': 7}")] = None,
+        strict: Annotated[bool, Field(description="as run_validation's strict (the pre-timing output check "
+                                      "runs the problem's own inputs)")] = False,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit")] = 600,
         device: Annotated[str | None, Field(description="GPU to use, e.g. 'cuda:0'")] = None,
     ) -> Annotated[CallToolResult, BenchmarkReport]:
@@ -191,7 +193,8 @@ def build_server(service: Service) -> MCPServer:
         rep = await _run(ctx, service.benchmark, reference=reference, candidates=candidates,
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, cases=cases, sweep=sweep, dtype=dtype, compile=compile,
-                         cuda_graph=cuda_graph, repeats=repeats, sizes=sizes, timeout_s=timeout_s, device=device)
+                         cuda_graph=cuda_graph, repeats=repeats, sizes=sizes, strict=strict, timeout_s=timeout_s,
+                         device=device)
         return _result(rep, rep.summary or rep.verdict, rep.plot)
 
     @server.tool(
@@ -256,6 +259,8 @@ def _register_suite_tool(server: MCPServer, service: Service) -> None:
         sizes: Annotated[dict[str, Any] | None, Field(description="size overrides: one set for all, e.g. "
                                                       "{'batch_size': 7}, or per problem {'gelu': {'dim': 1000}}")]
         = None,
+        strict: Annotated[bool, Field(description="count robustness (layouts, empty dims, NaN/inf, extreme values) in "
+                                      "pass/fast_p; by default it is its own column")] = False,
     ) -> Annotated[CallToolResult, SuiteReport]:
         """Score every candidate of every problem in a directory: run_validation, KernelBench's own criterion beside
         it, and run_benchmark vs eager and torch.compile when it validated (GPU). Resumable: finished problems are
@@ -263,7 +268,8 @@ def _register_suite_tool(server: MCPServer, service: Service) -> None:
         against both baselines, and a speedup plot."""
         rep = await _run(ctx, suite_fn, service=service, directory=directory, candidates_dir=candidates_dir,
                          name=name, problems=problems, redo=redo, timeout_s=timeout_s, benchmark=benchmark,
-                         kernelbench=kernelbench, trials=trials, compile=compile, repeats=repeats, sizes=sizes)
+                         kernelbench=kernelbench, trials=trials, compile=compile, repeats=repeats, sizes=sizes,
+                         strict=strict)
         return _result(rep, rep.summary + "\n\n" + rep.markdown, rep.plot)
 
 

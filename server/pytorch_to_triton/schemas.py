@@ -254,6 +254,8 @@ class SuiteRow(_Open):
     verdict: Literal["pass", "fail", "error", "no candidate", "not run"]
     failing_check: str | None = Field(None, description="the first failing check (fix it first), e.g. 'mismatch'")
     failing_checks: list[str] = Field([], description="every failing check, in the order to fix them")
+    robustness: list[str] = Field([], description="robustness kinds it failed (layouts, empty, nan, extreme): inputs "
+                                  "the problem never produces, reported beside the verdict, not counted in fast_p")
     message: str = ""
     kernelbench: Literal["pass", "fail", "n/a", "skipped"] = Field(
         "skipped", description="KernelBench's criterion (5 seeds, torch.allclose at atol=rtol=1e-2) for the same file")

@@ -241,6 +241,7 @@ class Service:
         sizes: dict[str, int] | None = None,
         warmup_ms: float = 25.0,
         rep_ms: float = 100.0,
+        strict: bool = False,
         timeout_s: float = BENCHMARK_TIMEOUT_S,
         device: str | None = None,
         on_event: OnEvent | None = None,
@@ -275,6 +276,9 @@ class Service:
             "warmup_ms": float(warmup_ms), "rep_ms": float(rep_ms), "peaks_file": str(self.ws.state_dir / "peaks.json"),
         }
         args.update({k: v for k, v in side_args.items() if k in ("tolerances", "bytes_expr", "flops_expr") and v})
+        # The output check before timing runs the problem's own inputs (contract); require travels for the checks
+        # that read it (all_triton).
+        args["require"] = sidecar.merge_require(side, strict, None, [])
         if sizes:
             args["sizes"] = check_sizes(sizes)
 
