@@ -260,14 +260,21 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
     defaults = sz.size_constants(mod)
     pinned = sz.check_sizes(mod, sizes)
     start = {**defaults, **pinned}
-    vary = sz.varied(defaults, pinned)  # what shrinking may change: the main case keeps the sizes you pinned
-    every = sz.varied(defaults, {})  # what the edge variants change: every size, pinned or not
+    follows = sz.derived(mod)  # sizes the source computes from others (input_shape = (num_classes,)): never varied
+    keep = set(pinned)
+    vary = sz.varied(defaults, pinned, follows)  # what shrinking may change: the main case keeps the sizes you pinned
+    every = sz.varied(defaults, {}, follows)  # what the edge variants change: every size, pinned or not
+    rels = sz.relations(defaults, every)
     notes: list[str] = []
     if device == "cuda":
         main = Planned("full" if not pinned else "sized", start, "main", optional=False,
                        why="the problem's get_inputs() at its full size" if not pinned else "get_inputs() at your sizes")
     else:
-        small_enough = sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM)
+        small_enough = sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM, keep=keep)
+        wide = {k: small_enough[k] for k in vary if small_enough[k] > sz.CPU_MAX_DIM}
+        if wide:
+            notes.append(f"shrinking left {sz.fmt(wide)} above {sz.CPU_MAX_DIM}: the reference rejects smaller "
+                         "values on fake tensors; pass sizes=... (or [sizes] in the sidecar) to choose them")
         main = Planned("shrunk" if small_enough != start else ("full" if not pinned else "sized"), small_enough,
                        "main", optional=False, why="the problem's get_inputs(), shrunk for the interpreter")
         est = sz.footprint(mod, small_enough)[0]
@@ -293,12 +300,13 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
                             f"so a case gives sizes, not shape: {{'name': {name!r}, 'sizes': {{...}}}} with sizes among "
                             f"{sz.fmt(defaults) or 'none'}", usage=True)
         over = sz.check_sizes(mod, c.get("sizes") or {}, where=f"case {name} sizes")
-        user.append(Planned(name, {**main.sizes, **over}, "user", optional=False, why="your case"))
+        user.append(Planned(name, sz.settle(mod, {**main.sizes, **over}, keep | set(over)), "user", optional=False,
+                            why="your case"))
     cases: list[Planned] = [] if replace else [main]
     if not replace:
         base = main
         if device == "cuda":
-            medium = sz.shrink(mod, main.sizes, vary, sz.GPU_MEDIUM_ELEMS, sz.GPU_MEDIUM_DIM)
+            medium = sz.shrink(mod, main.sizes, vary, sz.GPU_MEDIUM_ELEMS, sz.GPU_MEDIUM_DIM, keep=keep)
             if medium != main.sizes:
                 base = Planned("medium", medium)
                 cases.append(base)
@@ -307,7 +315,7 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
         odd = sz.oddify(base.sizes, every)
         cases.append(Planned("odd", odd, fallbacks=[Planned(f"odd_{k}", sz.oddify(base.sizes, [k])) for k in every
                                                     if odd[k] != base.sizes[k]]))
-        small = sz.shrink(mod, main.sizes, every, sz.SMALL_ELEMS, sz.SMALL_DIM, floor=2)
+        small = sz.shrink(mod, main.sizes, every, sz.SMALL_ELEMS, sz.SMALL_DIM, floor=2, keep=keep)
         cases.append(Planned("small", small))
         # One long odd dimension at a time, the others small: a grid or loop that stops at whole blocks only shows
         # past the first block, and shrunk sizes fit in one (bmm's M // 64 grid passed at m=32 on the interpreter).
@@ -322,6 +330,8 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
                                  why="an empty dim the problem never produces (robustness unless required)"))
         cases.append(Planned("nan_inf", base.sizes, "nan_inf", tier=tier_of("nan", require), robust="nan",
                              why="NaN/inf values get_inputs() never draws (robustness unless required)"))
+        for c in cases:  # derived sizes follow, and a variant the reference rejects gets a repaired try first
+            _keep_invariants(mod, c, rels, keep)
         seen: list[dict[str, int]] = []
         kept = []
         for c in cases:  # a size variant equal to an earlier case adds nothing
@@ -350,6 +360,21 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
         cases = kept
     return Plan(defaults, pinned, main, cases, full_size_run=full and any(c.kind == "main" for c in cases),
                 notes=notes)
+
+
+def _keep_invariants(mod: ModuleType, c: Planned, rels: list[tuple[str, str, str]], keep: set[str]) -> None:
+    """Derived sizes computed again for `c` and its fallbacks; an optional size variant that breaks a relation of
+    the problem's own sizes (seq_len <= max_seqlen, n_head divides n_embd) gets the repaired sizes as its first
+    fallback, tried when the reference rejects it as it is."""
+    c.sizes = sz.settle(mod, c.sizes, keep)
+    for f in c.fallbacks:
+        f.sizes = sz.settle(mod, f.sizes, keep)
+    if c.kind != "size" or not c.optional:
+        return
+    fixed = sz.settle(mod, sz.repair(c.sizes, rels, keep), keep)
+    if fixed != c.sizes:
+        c.fallbacks.insert(0, Planned(c.name, fixed, why=c.why + " (repaired to keep the relations among the "
+                                      "problem's sizes)"))
 
 
 def labels(c: Planned) -> list[str]:

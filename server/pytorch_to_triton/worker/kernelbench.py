@@ -308,6 +308,10 @@ def _accepted(v: Validator, task: Task, args: dict[str, Any], c: cs.Planned, dty
     tried = []
     for option in [c, *c.fallbacks]:
         try:
+            if v.device == "cuda":  # a reference's device-side assert would kill the CUDA context for every later case
+                why = host_rejects(task.ref_mod, option.sizes, cs.case_seed(args, option.name, dtype))
+                if why:
+                    raise ValueError(f"rejected on the host before any GPU run: {why}")
             task.kb.prepare(task, option.sizes, dtype)
             inputs = task.make_inputs(Case(option.name, dict(option.sizes), dtype, v.device,
                                            cs.case_seed(args, option.name, dtype)))
@@ -322,6 +326,30 @@ def _accepted(v: Validator, task: Task, args: dict[str, Any], c: cs.Planned, dty
         except Exception as e:  # noqa: BLE001 - the reference's refusal decides: skipped with a note
             tried.append(f"{option.name} ({sz.fmt(option.sizes)}): {type(e).__name__}: {str(e)[:120]}")
     v.notes.append(f"reference rejects the {c.name} variant; skipped: " + "; ".join(tried[:3]))
+    return None
+
+
+HOST_CHECK_ELEMS = 1 << 22  # a variant up to this many input + output elements is run on the host first (seconds)
+
+
+def host_rejects(mod: ModuleType, sizes: dict[str, int], seed: int) -> str | None:
+    """Why the reference refuses these sizes, checked without the GPU: on fake tensors, then (when small enough)
+    for real on the host, where an out-of-range index raises a clean IndexError instead of a device-side assert.
+    None when it accepts them (or they are too big to run on the host: the fake tensors' word stands)."""
+    n, accepted = sz.footprint(mod, sizes)
+    if accepted is False:
+        return "the reference raises on fake tensors at these sizes"
+    if n is None or n > HOST_CHECK_ELEMS:
+        return None
+    with sz.sized(mod, sizes):
+        try:
+            torch.manual_seed(0)
+            model = mod.Model(*list(getattr(mod, "get_init_inputs", list)()))
+            torch.manual_seed(seed)
+            with torch.device("cpu"), torch.no_grad():
+                model(*[x.cpu() if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()])
+        except Exception as e:  # noqa: BLE001 - the reference's refusal is the answer
+            return f"{type(e).__name__}: {str(e)[:160]}"
     return None
 
 

@@ -6,6 +6,7 @@ cases.py asks this module for sizes; nothing here builds a case.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import inspect
 import math
@@ -170,13 +171,145 @@ def footprint(mod: ModuleType, sizes: dict[str, int]) -> tuple[int | None, bool 
 
 
 # ---- automatic sizes -------------------------------------------------------------------------------------------
-def varied(consts: dict[str, int], pinned: dict[str, int]) -> list[str]:
-    """The constants the automatic sizes change: sizes (>= 8, not kernel/stride/padding/...), not pinned by the user."""
-    return [k for k, v in consts.items() if v >= VARY_MIN and k not in pinned and not STRUCTURAL.search(_split_key(k)[0])]
+def varied(consts: dict[str, int], pinned: dict[str, int], follows: Any = ()) -> list[str]:
+    """The constants the automatic sizes change: sizes (>= 8, not kernel/stride/padding/...), not pinned by the user,
+    and not computed from other sizes in the module's source (`follows`: those move with the sizes they read)."""
+    return [k for k, v in consts.items() if v >= VARY_MIN and k not in pinned and k not in follows
+            and not STRUCTURAL.search(_split_key(k)[0])]
+
+
+# ---- invariants: what a variant must keep -----------------------------------------------------------------------
+_OPS: dict[type, Any] = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+                         ast.FloorDiv: lambda a, b: a // b if b else None, ast.Mod: lambda a, b: a % b if b else None,
+                         ast.Div: lambda a, b: a // b if b and a % b == 0 else None,
+                         ast.Pow: lambda a, b: a ** b if 0 <= b < 16 else None}
+
+
+def _reads(expr: ast.expr) -> list[str] | None:
+    """The size keys an expression reads ('n', 'shape[0]'), or None when it does more than integer arithmetic."""
+    if isinstance(expr, ast.Constant):
+        return [] if _is_int(expr.value) else None
+    if isinstance(expr, ast.Name):
+        return [expr.id]
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and isinstance(expr.slice, ast.Constant):
+        return [f"{expr.value.id}[{expr.slice.value}]"] if _is_int(expr.slice.value) else None
+    if isinstance(expr, ast.BinOp) and type(expr.op) in _OPS:
+        left, right = _reads(expr.left), _reads(expr.right)
+        return None if left is None or right is None else left + right
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        return _reads(expr.operand)
+    return None
+
+
+def _eval(expr: ast.expr, values: dict[str, int]) -> int | None:
+    if isinstance(expr, ast.Constant):
+        return int(expr.value)
+    if isinstance(expr, (ast.Name, ast.Subscript)):
+        return values.get((_reads(expr) or [""])[0])
+    if isinstance(expr, ast.BinOp):
+        a, b = _eval(expr.left, values), _eval(expr.right, values)
+        return None if a is None or b is None else _OPS[type(expr.op)](a, b)
+    if isinstance(expr, ast.UnaryOp):
+        a = _eval(expr.operand, values)
+        return None if a is None else -a
+    return None
+
+
+def derived(mod: ModuleType) -> dict[str, ast.expr]:
+    """Sizes the module's source computes from other sizes, key -> expression: `input_shape = (num_classes,)` makes
+    input_shape[0] follow num_classes, `bias_shape = (out_features, 1, 1)` makes bias_shape[0] follow out_features.
+    A variant changes the sizes they read, and these are computed again from them (settle)."""
+    try:
+        tree = ast.parse(inspect.getsource(mod))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    ints = module_ints(mod)
+    out: dict[str, ast.expr] = {}
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+            node.target if isinstance(node, ast.AnnAssign) and node.value is not None else None)
+        if not isinstance(target, ast.Name):
+            continue
+        value = node.value
+        items = ([(f"{target.id}[{i}]", e) for i, e in enumerate(value.elts)]
+                 if isinstance(value, (ast.Tuple, ast.List)) else [(target.id, value)])
+        for key, expr in items:
+            out.pop(key, None)  # a later assignment replaces an earlier one
+            reads = _reads(expr)
+            if key in ints and reads and all(r in ints and r != key for r in reads):
+                out[key] = expr
+    return out
+
+
+def settle(mod: ModuleType, sizes: dict[str, int], keep: Any = ()) -> dict[str, int]:
+    """`sizes` with every derived size computed again from the sizes it reads (those in `keep`, the user's own
+    overrides, stay as given). Chains settle in source order."""
+    rules = derived(mod)
+    if not rules:
+        return sizes
+    out = dict(sizes)
+    for key, expr in rules.items():
+        if key in keep or key not in out:
+            continue
+        value = _eval(expr, {**module_ints(mod), **out})
+        if value is not None and value >= 0:
+            out[key] = int(value)
+    return out
+
+
+def relations(consts: dict[str, int], keys: list[str]) -> list[tuple[str, str, str]]:
+    """What holds among the problem's own sizes, (kind, a, b): 'eq' a == b, 'div' a divides b, 'le' a <= b. Some
+    are chance (batch 16 divides dim 4096), so a variant is repaired to keep them only when the reference rejects
+    it as it is (repair)."""
+    out = []
+    for a in keys:
+        for b in keys:
+            va, vb = consts[a], consts[b]
+            if a == b or va < 2 or vb < 2:
+                continue
+            if va == vb and keys.index(a) < keys.index(b):
+                out.append(("eq", a, b))
+            elif va < vb and vb % va == 0:
+                out.append(("div", a, b))
+            elif va < vb:
+                out.append(("le", a, b))
+    return out
+
+
+def _multiple(of: int, near: int, odd: bool) -> int:
+    """The multiple of `of` nearest `near` (at least `of`), odd when asked and possible."""
+    k = max(1, round(near / of))
+    if odd and of % 2:
+        k += (k * of) % 2 == 0
+    return k * of
+
+
+def repair(sizes: dict[str, int], rels: list[tuple[str, str, str]], keep: Any = ()) -> dict[str, int]:
+    """`sizes` moved so that every relation of the problem holds again (b follows a; sizes in `keep` never move).
+    A variant keeps its intent where it can: an odd size stays odd, a long one long."""
+    out = dict(sizes)
+    for _ in range(4):
+        changed = False
+        for kind, a, b in rels:
+            if b in keep or a not in out or b not in out or out[a] < 1:
+                continue
+            va, vb = out[a], out[b]
+            new = vb
+            if kind == "eq" and va != vb:
+                new = va
+            elif kind == "div" and vb % va:
+                new = _multiple(va, vb, odd=vb % 2 == 1)
+            elif kind == "le" and va > vb:
+                new = va
+            if new != vb:
+                out[b], changed = new, True
+        if not changed:
+            break
+    return out
 
 
 def shrink(mod: ModuleType, start: dict[str, int], vary: list[str], max_elems: int, max_dim: int,
-           floor: int = 4) -> dict[str, int]:
+           floor: int = 4, keep: Any = ()) -> dict[str, int]:
     """Halve the largest varied size until inputs + outputs fit `max_elems` and no varied size exceeds `max_dim`;
     a halving the reference rejects (on fake tensors) freezes that constant instead. Ratios stay roughly the same
     because the largest is always halved first, and get_init_inputs is re-read at every step."""
@@ -190,7 +323,7 @@ def shrink(mod: ModuleType, start: dict[str, int], vary: list[str], max_elems: i
         if not free or (n <= max_elems and not too_wide):
             break
         k = max(too_wide or free, key=lambda name: cur[name])
-        trial = {**cur, k: max(floor, (cur[k] + 1) // 2)}
+        trial = settle(mod, {**cur, k: max(floor, (cur[k] + 1) // 2)}, keep)
         t_est, t_ok = footprint(mod, trial)
         if ok0 and not t_ok:
             frozen.add(k)  # e.g. embed_dim no longer divisible by num_heads, or smaller than a kernel
