@@ -235,6 +235,7 @@ class Planned:
     tier: str = CONTRACT
     why: str = "a size variant that keeps the problem's structure"
     robust: str | None = None  # the robustness kind it tests (layouts, empty, nan), None for the problem's own
+    holds: list[str] = field(default_factory=list)  # the sizes this variant is about: a repair never moves them
     fallbacks: list[Planned] = field(default_factory=list)  # tried, in order, when the reference rejects this one
     layouts: list[str] = field(default_factory=lambda: list(LAYOUTS))  # kind "layout": which ones run
 
@@ -322,7 +323,7 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
         for k in every:
             if start[k] >= sz.LONG_FROM:
                 long = min(sz.LONG_DIM, start[k])
-                cases.append(Planned(f"long_{k}", {**small, k: long - 1 if long % 2 == 0 else long}))
+                cases.append(Planned(f"long_{k}", {**small, k: long - 1 if long % 2 == 0 else long}, holds=[k]))
         if every:
             cases.append(Planned("single", {**small, **{k: 1 for k in every}},
                                  fallbacks=[Planned(f"single_{every[0]}", {**small, every[0]: 1})]))
@@ -371,10 +372,17 @@ def _keep_invariants(mod: ModuleType, c: Planned, rels: list[tuple[str, str, str
         f.sizes = sz.settle(mod, f.sizes, keep)
     if c.kind != "size" or not c.optional:
         return
-    fixed = sz.settle(mod, sz.repair(c.sizes, rels, keep), keep)
-    if fixed != c.sizes:
-        c.fallbacks.insert(0, Planned(c.name, fixed, why=c.why + " (repaired to keep the relations among the "
-                                      "problem's sizes)"))
+    # The fewest relations first: order (seq_len <= max_seqlen), then divisibility (n_head | n_embd), then equality.
+    # Some relations are chance (batch 8 == n_head 8), so each wider repair is only tried when the narrower one is
+    # rejected too; the size a variant is about (long_seq_len: seq_len) never moves.
+    tries: list[dict[str, int]] = []
+    hold = keep | set(c.holds)
+    for kinds in (("le",), ("le", "div"), ("le", "div", "eq")):
+        fixed = sz.settle(mod, sz.repair(c.sizes, [r for r in rels if r[0] in kinds], hold), keep)
+        if fixed != c.sizes and fixed not in tries:
+            tries.append(fixed)
+    c.fallbacks[:0] = [Planned(c.name, t, why=c.why + " (repaired to keep the relations among the problem's sizes)")
+                       for t in tries]
 
 
 def labels(c: Planned) -> list[str]:

@@ -1,0 +1,147 @@
+"""Case generation and the two-tier verdict (worker/cases.py, worker/sizes.py, run_validation.py; issue 25).
+
+Every candidate in tests/cases_fixtures/ is correct on its problem's own inputs and must pass; where it is not
+robust to inputs the problem never produces, the robustness finding is named, and strict=true fails it. A planted
+contract bug still fails with its check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+FIX = "tests/cases_fixtures"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _mod(name: str):
+    from pytorch_to_triton.worker.tasks import load_module
+
+    return load_module(ROOT / FIX / name, "ref")
+
+
+def _cand(rep, name: str):
+    return next(c for c in rep.candidates if c.candidate.endswith(name))
+
+
+def _robust(cand) -> set[tuple[str, str]]:
+    return {(r.kind, r.check) for r in cand.robustness}
+
+
+# ---- sizes that move together, relations kept -------------------------------------------------------------------
+def test_linked_sizes_follow_in_every_planned_case() -> None:
+    """input_shape = (num_classes,): every case, shrunk or varied, on CPU or planned for a GPU, keeps them equal."""
+    from pytorch_to_triton.worker import cases as cs
+    from pytorch_to_triton.worker import sizes as sz
+
+    ce = _mod("ce_reference.py")
+    assert set(sz.derived(ce)) == {"input_shape[0]"}
+    assert "input_shape[0]" not in sz.varied(sz.size_constants(ce), {}, sz.derived(ce))
+    for device in ("cpu", "cuda"):
+        p = cs.plan(ce, device, None, None)
+        for c in p.cases:
+            for s in [c.sizes, *(f.sizes for f in c.fallbacks)]:
+                assert s["input_shape[0]"] == s["num_classes"], (device, c.name, s)
+    # a user's override of the size it follows moves it too; an explicit override of the derived one stays
+    p = cs.plan(ce, "cpu", {"num_classes": 77}, None)
+    assert p.main.sizes["input_shape[0]"] == 77 and p.pinned == {"num_classes": 77}
+    assert not any("problem's num_classes" in n for n in p.notes)
+
+
+def test_relations_repair_a_rejected_variant_and_the_host_check_names_it() -> None:
+    """seq_len <= max_seqlen and n_head | n_embd hold in the problem; a variant breaking them gets a repaired try,
+    and the host check (run before any GPU variant) rejects the broken one without a GPU."""
+    from pytorch_to_triton.worker import cases as cs
+    from pytorch_to_triton.worker import sizes as sz
+    from pytorch_to_triton.worker.kernelbench import host_rejects
+
+    attn = _mod("attn_reference.py")
+    consts = sz.size_constants(attn)
+    rels = sz.relations(consts, sz.varied(consts, {}))
+    assert ("le", "seq_len", "max_seqlen") in rels or ("div", "seq_len", "max_seqlen") in rels
+    assert ("div", "n_head", "n_embd") in rels
+    p = cs.plan(attn, "cuda", None, None)
+    long = next(c for c in p.cases if c.name == "long_seq_len")
+    assert long.sizes["seq_len"] > long.sizes["max_seqlen"]  # as generated: breaks the order
+    assert host_rejects(attn, long.sizes, 0)  # rejected on the host, never sent to a GPU
+    fixed = long.fallbacks[0]
+    assert fixed.sizes["seq_len"] <= fixed.sizes["max_seqlen"] and fixed.sizes["seq_len"] == long.sizes["seq_len"]
+    assert host_rejects(attn, fixed.sizes, 0) is None
+    odd = next(c for c in p.cases if c.name == "odd")
+    assert odd.fallbacks[0].sizes["n_embd"] % odd.fallbacks[0].sizes["n_head"] == 0
+    ce = _mod("ce_reference.py")  # inconsistent by hand: targets outside the class range raise on the host
+    assert "IndexError" in (host_rejects(ce, {"batch_size": 4, "num_classes": 50, "input_shape[0]": 10}, 0) or "")
+
+
+def test_perturbation_moves_trainable_parameters_only() -> None:
+    """The causal mask buffer is part of the problem: it stays 0/1; the temperature parameter moves."""
+    from pytorch_to_triton.worker import cases as cs
+
+    attn = _mod("attn_reference.py")
+    m = attn.Model(32, 4, 16)
+    before = m.bias.clone()
+    assert cs.perturb(m, 0) == 1 and cs.kept_buffers(m) == 1
+    assert torch.equal(m.bias, before) and float(m.temperature) != 1.0
+
+
+# ---- correct candidates pass; robustness findings named -----------------------------------------------------------
+@pytest.mark.slow
+def test_causal_attention_hardcoding_causality_passes(service) -> None:
+    rep = service.validate(reference=f"{FIX}/attn_reference.py", candidates=[f"{FIX}/attn_causal.py"], trials=1)
+    cand = rep.candidates[0]
+    assert rep.ok, rep.summary
+    params = cand.model_extra["kernelbench"]["checks"]["parameters"]
+    assert params.startswith("perturbed (1 trainable parameters") and "1 buffer(s) kept" in params, params
+    assert not any("rejects the long_seq_len variant; skipped" in n for n in cand.notes), cand.notes
+    names = {c.name for c in cand.cases}
+    assert {"shrunk", "odd", "long_seq_len"} <= names, names
+
+
+@pytest.mark.slow
+def test_cross_entropy_with_linked_sizes_passes(service) -> None:
+    rep = service.validate(reference=f"{FIX}/ce_reference.py", candidates=[f"{FIX}/ce_chunked.py"], trials=1)
+    cand = rep.candidates[0]
+    assert rep.ok, rep.summary
+    assert not any("rejects" in n for n in cand.notes), cand.notes
+    for c in cand.cases:
+        sizes = c.model_extra.get("sizes")
+        if sizes:
+            assert sizes["input_shape[0]"] == sizes["num_classes"], (c.name, sizes)
+
+
+def test_relu_via_maximum_passes_with_a_nan_finding_and_fails_strict(service) -> None:
+    ref, cands = f"{FIX}/relu_reference.py", [f"{FIX}/relu_maximum.py"]
+    rep = service.validate(reference=ref, candidates=cands, trials=1)
+    cand = rep.candidates[0]
+    assert rep.ok and rep.verdict.startswith("pass; not robust to: NaN/inf input"), rep.verdict
+    assert _robust(cand) == {("nan", "nan_propagation")}
+    assert "tl.where(x != x" in cand.robustness[0].fix
+    assert next(c for c in cand.cases if c.name == "nan_inf").tier == "robustness"
+    strict = service.validate(reference=ref, candidates=cands, trials=1, strict=True, only_cases=["nan_inf"])
+    assert not strict.ok and {f.check for f in strict.candidates[0].findings} >= {"nan_propagation"}
+
+
+def test_row_kernel_without_contiguous_is_a_layout_finding_and_a_contract_bug_still_fails(service) -> None:
+    rep = service.validate(reference=f"{FIX}/softmax_reference.py", trials=1,
+                           candidates=[f"{FIX}/softmax_rows.py", f"{FIX}/softmax_rows_contract_bug.py"])
+    good, bug = _cand(rep, "softmax_rows.py"), _cand(rep, "softmax_rows_contract_bug.py")
+    assert good.ok and {k for k, _ in _robust(good)} == {"layouts"}, rep.summary
+    assert all(c.tier == "robustness" for c in good.cases if not c.ok)
+    assert not bug.ok and "mismatch" in {f.check for f in bug.findings if f.severity == "fail"}
+    assert "not robust to: non-contiguous input" in rep.summary
+    assert rep.first_fix and "softmax_rows_contract_bug.py" in rep.first_fix
+
+
+def test_next_power_of_2_block_is_an_empty_dims_finding(service) -> None:
+    """Form (a) with the default shapes: edge_empty is robustness (the reference declares no SHAPES)."""
+    ref, cands = f"{FIX}/vecsoftmax_reference.py", [f"{FIX}/vecsoftmax_pow2.py"]
+    rep = service.validate(reference=ref, candidates=cands, trials=1, noncontiguous=False)
+    cand = rep.candidates[0]
+    assert rep.ok, rep.summary
+    assert {k for k, _ in _robust(cand)} == {"empty"} and "numel() == 0" in cand.robustness[0].fix
+    empty = next(c for c in cand.cases if c.name == "edge_empty")
+    assert empty.tier == "robustness" and not empty.ok
+    strict = service.validate(reference=ref, candidates=cands, trials=1, strict=True, only_cases=["edge_empty"],
+                              noncontiguous=False)
+    assert not strict.ok and strict.candidates[0].findings[0].check == "exception"
