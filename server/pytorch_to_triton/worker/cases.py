@@ -36,8 +36,8 @@ TITLES = {"layouts": "non-contiguous input", "empty": "empty dims", "nan": "NaN/
 FIXES = {
     "layouts": "call .contiguous() on the inputs in the wrapper (it costs nothing on contiguous input), or pass "
                "the strides into the kernel (stride_* arguments) instead of indexing rows by row * n_cols",
-    "empty": "return early when x.numel() == 0 (an empty output of the right shape): tl.arange(0, 0) does not "
-             "compile and a grid of 0 programs is an error",
+    "empty": "return early when x.numel() == 0 (an empty output of the right shape): triton.next_power_of_2(0) "
+             "is 0 and tl.arange(0, 0) does not compile",
     "nan": "propagate NaN: tl.maximum/tl.minimum drop it (tl.maximum(nan, 0) is 0); use "
            "tl.where(x != x, x, tl.maximum(x, 0.0)), and keep masked 'other' values out of the result",
     "extreme": "subtract the row max before exp, accumulate in fp32, and avoid forming x * x or exp(x) of large "
