@@ -145,3 +145,33 @@ def test_next_power_of_2_block_is_an_empty_dims_finding(service) -> None:
     strict = service.validate(reference=ref, candidates=cands, trials=1, strict=True, only_cases=["edge_empty"],
                               noncontiguous=False)
     assert not strict.ok and strict.candidates[0].findings[0].check == "exception"
+
+
+# ---- opting in: the sidecar's require ---------------------------------------------------------------------------
+def test_sidecar_require_is_checked() -> None:
+    from pytorch_to_triton import sidecar
+    from pytorch_to_triton.errors import UsageError
+
+    side = sidecar.parse('require = ["layouts", "nan", "layouts", "all_triton"]', Path("r.p2t.toml"))
+    assert side.require == ["layouts", "nan", "all_triton"]
+    used: list[str] = []
+    assert sidecar.merge_require(side, True, None, used) == ["layouts", "nan", "all_triton", "empty", "extreme"]
+    assert used == ["require layouts, nan, all_triton"]
+    with pytest.raises(UsageError, match="not among"):
+        sidecar.parse('require = ["contiguous"]', Path("r.p2t.toml"))
+    with pytest.raises(UsageError, match="must be a list"):
+        sidecar.parse('require = "layouts"', Path("r.p2t.toml"))
+
+
+def test_sidecar_require_layouts_makes_the_layout_cases_contract(tmp_service, tmp_path: Path) -> None:
+    import shutil
+
+    for name in ("softmax_reference.py", "softmax_rows.py"):
+        shutil.copy(ROOT / FIX / name, tmp_path / name)
+    (tmp_path / "softmax_reference.p2t.toml").write_text('require = ["layouts"]\n')
+    rep = tmp_service.validate(reference="softmax_reference.py", candidates=["softmax_rows.py"], trials=1,
+                               only_cases=["shrunk", "transposed", "strided"])
+    cand = rep.candidates[0]
+    assert not rep.ok and not cand.robustness and "mismatch" in {f.check for f in cand.findings}
+    assert {c.tier for c in cand.cases} == {"contract"}
+    assert "require layouts" in rep.summary

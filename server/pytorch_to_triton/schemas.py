@@ -72,6 +72,7 @@ class CaseResult(_Open):
     skipped: Any = Field(None, description="true when the reference rejects this variant (a note says why)")
     tier: Literal["contract", "robustness"] = Field("contract", description="contract: the problem's own inputs "
                                                     "(decides ok); robustness: inputs it never produces (reported)")
+    robustness_kind: Any = Field(None, description="on a robustness case: layouts, empty, nan or extreme")
 
 
 class RobustnessFinding(_Open):
@@ -94,6 +95,7 @@ class CandidateReport(_Open):
     ok: bool
     cases: list[CaseResult] = []
     findings: list[Finding] = []
+    verdict_line: str = Field("", description="pass, fail, or 'pass; not robust to: ...'")
     robustness: list[RobustnessFinding] = Field([], description="failures on inputs the problem never produces: "
                                                 "reported beside the verdict, failing it only under strict/require")
     notes: list[str] = []
