@@ -175,3 +175,27 @@ def test_sidecar_require_layouts_makes_the_layout_cases_contract(tmp_service, tm
     assert not rep.ok and not cand.robustness and "mismatch" in {f.check for f in cand.findings}
     assert {c.tier for c in cand.cases} == {"contract"}
     assert "require layouts" in rep.summary
+
+
+# ---- value recipes (issue 29 item 1) ----------------------------------------------------------------------------
+def test_value_recipes_parse_and_refuse() -> None:
+    from pytorch_to_triton import value_recipes as vr
+
+    assert [s.kind for s in vr.parse("25% = -100; scale 1e4")] == ["fraction", "scale"]
+    assert vr.parse("1% = nan")[0].share == 0.01 and vr.parse("tril")[0].kind == "tril"
+    for bad in ("25 = -100", "scale nan", "", "150% = 1", "sorted"):
+        with pytest.raises(ValueError, match="recipe|share|finite"):
+            vr.parse(bad)
+
+
+def test_a_values_case_feeds_hidden_semantics(service) -> None:
+    """targets: 25% = -100 reaches F.cross_entropy's ignore_index in KernelBench form: a candidate that forgets it
+    fails this contract case (you declared it); one that handles it passes."""
+    ref = f"{FIX}/ce_reference.py"
+    case = [{"name": "ignore_index", "values": {"targets": "25% = -100"}}]
+    rep = service.validate(reference=ref, candidates=[f"{FIX}/ce_ignore_index.py", f"{FIX}/ce_chunked.py"], trials=1,
+                           cases=case, only_cases=["ignore_index"], sizes={"batch_size": 64, "num_classes": 300})
+    good, bad = _cand(rep, "ce_ignore_index.py"), _cand(rep, "ce_chunked.py")
+    assert good.ok, rep.summary
+    assert good.cases[0].values == {"targets": "25% = -100"} and good.cases[0].tier == "contract"
+    assert not bad.ok and not bad.robustness

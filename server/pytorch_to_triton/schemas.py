@@ -22,6 +22,8 @@ class CaseSpec(BaseModel):
                                          "this case, e.g. {'batch_size': 7}, on top of the main case's sizes")
     dtype: str | None = Field(None, description="dtype for this case only, e.g. 'bfloat16'")
     scale: float = Field(1.0, description="magnitude of random values (e.g. 1e4 to test overflow)")
+    values: dict[str, str] | None = Field(None, description="value recipes per input (parameter name or position): "
+                                          "{'targets': '25% = -100'}, {'x': 'scale 1e4'}, {'mask': 'tril'}")
 
 
 class Tolerance(BaseModel):
@@ -73,6 +75,7 @@ class CaseResult(_Open):
     tier: Literal["contract", "robustness"] = Field("contract", description="contract: the problem's own inputs "
                                                     "(decides ok); robustness: inputs it never produces (reported)")
     robustness_kind: Any = Field(None, description="on a robustness case: layouts, empty, nan or extreme")
+    values: Any = Field(None, description="a case of yours that changed input values: its recipes (and hook file)")
 
 
 class RobustnessFinding(_Open):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import sidecar, tiers
+from . import sidecar, tiers, value_recipes
 from .errors import UsageError, WorkerError
 from .schemas import (
     AuditResult,
@@ -71,6 +71,13 @@ def _cases(cases: list[Any] | None) -> list[dict[str, Any]]:
         shape = c.get("shape")
         if isinstance(shape, list) and any((not isinstance(s, int)) or s < 0 for s in shape):
             raise UsageError(f"case shape {shape} must be a list of non-negative integers")
+        for name, recipe in (c.get("values") or {}).items():
+            try:
+                value_recipes.parse(recipe)
+            except ValueError as e:
+                raise UsageError(f"case {c.get('name') or '?'} values.{name}: {e}") from None
+        if shape is None and c.get("sizes") is None and c.get("values"):
+            c["sizes"] = {}  # a KernelBench case that changes values only: the main case's sizes
         if shape is None and c.get("sizes") is None:
             raise UsageError(f"case {c.get('name') or c} needs a shape (function-form reference, e.g. [4096, 1000]) "
                              "or sizes (KernelBench reference, e.g. {'batch_size': 7})")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import value_recipes
 from .errors import UsageError
 
 SUFFIX = ".p2t.toml"
@@ -31,7 +32,7 @@ TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench"
 # "all_triton" (no library compute beside the Triton kernels). strict=true on a tool means the four kinds.
 REQUIRE = ("layouts", "empty", "nan", "extreme", "all_triton")
 STRICT = REQUIRE[:4]
-CASE_KEYS = ("name", "shape", "sizes", "dtype", "scale")
+CASE_KEYS = ("name", "shape", "sizes", "dtype", "scale", "values", "hook")
 TOL_KEYS = ("rtol", "atol", "preset", "reason")
 BENCH_KEYS = ("bytes", "flops", "dtype", "sizes", "cases")
 # Names a bytes/flops expression may use besides the reference's sizes; worker/formulas.py defines the same set.
@@ -275,11 +276,11 @@ def _cases(raw: Any, path: Path, key: str, problem: Problem | None) -> list[dict
                 raise UsageError(f"{_where(path, where)}: shape must be a list (or table) of non-negative integers, "
                                  f"got {shape!r}")
             case["shape"] = shape
-        elif "sizes" in c:
+        elif "sizes" in c or (kb and ("values" in c or "hook" in c)):
             if problem is not None and not problem.kernelbench:
                 raise UsageError(f"{_where(path, where)}: sizes work for a KernelBench reference (module-level "
                                  "integers read by get_inputs); this reference takes shape = [...]")
-            case["sizes"] = _sizes(c["sizes"], path, f"{where}.sizes", problem)
+            case["sizes"] = _sizes(c.get("sizes") or {}, path, f"{where}.sizes", problem)
         else:
             raise UsageError(f"{_where(path, where)}: needs " + ("sizes = { ... }" if kb else "shape = [...]"))
         if "dtype" in c:
@@ -288,11 +289,36 @@ def _cases(raw: Any, path: Path, key: str, problem: Problem | None) -> list[dict
             if isinstance(c["scale"], bool) or not isinstance(c["scale"], (int, float)) or c["scale"] <= 0:
                 raise UsageError(f"{_where(path, where)}: scale must be a positive number")
             case["scale"] = float(c["scale"])
+        if "values" in c:
+            case["values"] = _values(c["values"], path, f"{where}.values")
+        if "hook" in c:
+            hook = c["hook"]
+            if not isinstance(hook, str) or not hook.endswith(".py") or "/" in hook or "\\" in hook:
+                raise UsageError(f"{_where(path, where)}: hook must name a .py file beside the sidecar, e.g. "
+                                 "hook = \"inputs.py\" (it defines edit(inputs, case) -> inputs)")
+            if not (path.parent / hook).is_file():
+                raise UsageError(f"{_where(path, where)}: hook file {hook} not found beside {path.name}")
+            case["hook"] = str(path.parent / hook)
         out.append(case)
     names = [c["name"] for c in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise UsageError(f"{_where(path, key)}: case names must be unique; repeated: {', '.join(dup)}")
+    return out
+
+
+def _values(raw: Any, path: Path, where: str) -> dict[str, str]:
+    """{input name or position: recipe}, each recipe checked (value_recipes.py)."""
+    if not isinstance(raw, dict) or not raw:
+        raise UsageError(f"{_where(path, where)} must be a table of input -> recipe, e.g. values = {{ targets = "
+                         "\"25% = -100\" }} (input names are the reference's parameter names, or positions \"0\", ...)")
+    out = {}
+    for name, recipe in raw.items():
+        try:
+            value_recipes.parse(recipe)
+        except ValueError as e:
+            raise UsageError(f"{_where(path, where)}.{name}: {e}") from None
+        out[str(name)] = str(recipe)
     return out
 
 

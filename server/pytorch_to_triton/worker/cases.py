@@ -16,13 +16,16 @@ Tiers: the verdict is about the user's problem.
 
 from __future__ import annotations
 
+import inspect
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
 import torch
 
+from .. import value_recipes
 from . import sizes as sz
 from .nest import tensors as _tensors
 from .poison import fill_poison
@@ -82,6 +85,8 @@ class Spec(NamedTuple):
     tier: str = CONTRACT
     why: str = ""
     kind: str | None = None  # the robustness kind it tests (empty, ...), None for the problem's own inputs
+    values: dict[str, str] | None = None  # value recipes of a user's case (value_recipes.py)
+    hook: str | None = None  # a user's inputs hook: a file defining edit(inputs, case)
 
 
 def _has_empty(shape: Any) -> bool:
@@ -113,7 +118,8 @@ def form_a_specs(mod: ModuleType, dtypes: list[str] | None, cases: list[dict] | 
         shape = c["shape"]
         shape = tuple(shape) if isinstance(shape, list) else shape
         user.append((str(c.get("name") or f"user_{len(user)}"), shape,
-                     dtype_from_name(c["dtype"]) if c.get("dtype") else None, float(c.get("scale", 1.0))))
+                     dtype_from_name(c["dtype"]) if c.get("dtype") else None, float(c.get("scale", 1.0)),
+                     c.get("values"), c.get("hook")))
     if not replace:
         for dt in dts:
             for name, shape in dict(shapes).items():
@@ -126,9 +132,9 @@ def form_a_specs(mod: ModuleType, dtypes: list[str] | None, cases: list[dict] | 
                 else:
                     specs.append(Spec(name, shape, dt, 1.0, CONTRACT, "the tool's default shapes (the reference "
                                       "declares no SHAPES)"))
-    for name, shape, dt, scale in user:
+    for name, shape, dt, scale, values, hook in user:
         for d in [dt] if dt is not None else dts:
-            specs.append(Spec(name, shape, d, scale, CONTRACT, "your case"))
+            specs.append(Spec(name, shape, d, scale, CONTRACT, "your case", None, values, hook))
     if only:
         unknown = set(only) - {s.name for s in specs}
         if unknown:
@@ -194,6 +200,50 @@ def nan_inf_inputs(inputs: list[Any], seed: int) -> tuple[int, list[Any]] | None
     return idx, [x if i == idx else a for i, a in enumerate(inputs)]
 
 
+def input_names(fn: Any) -> list[str]:
+    """The names a value recipe may use for the inputs: the reference's parameters (Model.forward's for KernelBench)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self"]
+
+
+def edit_values(inputs: list[Any], values: dict[str, str] | None, hook: str | None, names: list[str], seed: int,
+                case: Any) -> list[Any]:
+    """The inputs of a case with its value recipes applied (value_recipes.py), then its hook's edit(inputs, case)."""
+    out = list(inputs)
+    for key, recipe in (values or {}).items():
+        i = int(key) if key.isdigit() else (names.index(key) if key in names else None)
+        if i is None or i >= len(out) or not isinstance(out[i], torch.Tensor):
+            raise TaskError("inputs", f"values: no tensor input {key!r}; the inputs are {names or list(range(len(out)))}"
+                            " (name them by the reference's parameter names or by position)", usage=True)
+        out[i] = _apply(out[i], value_recipes.parse(recipe), seed + i)
+    if hook:
+        from .tasks import load_module
+
+        edited = load_module(Path(hook), "hook").edit(out, case)
+        out = list(edited) if isinstance(edited, (list, tuple)) else [edited]
+    return out
+
+
+def _apply(t: torch.Tensor, steps: list[value_recipes.Step], seed: int) -> torch.Tensor:
+    t = t.clone()
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    for st in steps:
+        if st.kind == "scale":
+            t.mul_(st.value)
+        elif st.kind == "fill":
+            t.fill_(st.value)
+        elif st.kind == "fraction":
+            n = round(st.share * t.numel())
+            pos = torch.randperm(t.numel(), generator=g)[:n].to(t.device)
+            t.view(-1)[pos] = st.value
+        elif t.dim() >= 2:  # tril / triu of the last two dims
+            t = torch.tril(t) if st.kind == "tril" else torch.triu(t)
+    return t
+
+
 def perturb(model: Any, seed: int) -> int:
     """Seeded noise on every trainable floating parameter (in place); buffers are never touched: a causal mask, a
     position table or running statistics are part of the problem. A constant parameter (LayerNorm's weight 1 and
@@ -236,6 +286,8 @@ class Planned:
     why: str = "a size variant that keeps the problem's structure"
     robust: str | None = None  # the robustness kind it tests (layouts, empty, nan), None for the problem's own
     holds: list[str] = field(default_factory=list)  # the sizes this variant is about: a repair never moves them
+    values: dict[str, str] | None = None  # a user's case: value recipes (value_recipes.py)
+    hook: str | None = None  # a user's case: a file defining edit(inputs, case)
     fallbacks: list[Planned] = field(default_factory=list)  # tried, in order, when the reference rejects this one
     layouts: list[str] = field(default_factory=lambda: list(LAYOUTS))  # kind "layout": which ones run
 
@@ -302,7 +354,7 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
                             f"{sz.fmt(defaults) or 'none'}", usage=True)
         over = sz.check_sizes(mod, c.get("sizes") or {}, where=f"case {name} sizes")
         user.append(Planned(name, sz.settle(mod, {**main.sizes, **over}, keep | set(over)), "user", optional=False,
-                            why="your case"))
+                            why="your case", values=c.get("values"), hook=c.get("hook")))
     cases: list[Planned] = [] if replace else [main]
     if not replace:
         base = main

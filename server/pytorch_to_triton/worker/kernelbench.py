@@ -243,7 +243,7 @@ def validate_cases(v: Validator, task: Task, args: dict[str, Any], emit: Any,
             done += trials if c.kind in ("main", "size", "user") else 2
             emit("progress", message=f"{report['candidate']}: {cs.label(c)} {dtype_name(dtype)} ({sz.fmt(c.sizes)})",
                  progress=done, total=total)
-            v.tier, v.kind = c.tier, c.robust
+            v.tier, v.kind, v.values, v.hook = c.tier, c.robust, c.values, c.hook
             try:
                 if c.kind == "layout":
                     task.kb.prepare(task, c.sizes, dtype)
@@ -289,7 +289,7 @@ def validate_cases(v: Validator, task: Task, args: dict[str, Any], emit: Any,
                     raise TaskError("reference", f"Model(*get_init_inputs()) raised at sizes {sz.fmt(c.sizes)}: {e}; pass "
                                     "sizes=... the reference accepts", usage=True) from e
                 v.notes.append(f"reference Model rejects the {c.name} sizes ({sz.fmt(c.sizes)}): {e}; skipped")
-    v.tier, v.kind = cs.CONTRACT, None
+    v.tier, v.kind, v.values, v.hook = cs.CONTRACT, None, None, None
     checks["parameters"] = kb.parameters
     v.notes.extend(n for n in kb.notes if n not in v.notes)
     kb.restore()

@@ -70,8 +70,9 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     state: dict[str, Any] = {}
     done = 0
     failed_cases: set[str] = set()
-    for name, shape, dtype, scale, tier, _why, kind in [] if task.kernelbench else specs:
-        v.tier, v.kind = tier, kind
+    for spec in [] if task.kernelbench else specs:
+        name, shape, dtype, scale = spec.name, spec.shape, spec.dtype, spec.scale
+        v.tier, v.kind, v.values, v.hook = spec.tier, spec.kind, spec.values, spec.hook
         for trial in range(trials):
             done += 1
             emit("progress", message=f"{report['candidate']}: {name} {dtype_name(dtype)} trial {trial + 1}/{trials}",
@@ -96,7 +97,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                 # pop: the variant's inputs are freed once its case is done, not at the end of the loop
                 v.cases.append(v.run_case(task, name, shape, dtype, scale, 0, inputs=variants.pop(variant),
                                           variant=variant))
-    v.tier, v.kind = cs.CONTRACT, None
+    v.tier, v.kind, v.values, v.hook = cs.CONTRACT, None, None, None
     if args.get("gradients") and getattr(task.cand_mod, "SUPPORTS_BACKWARD", True) is False:
         v.notes.append("gradients not checked: the candidate declares SUPPORTS_BACKWARD = False (a forward-only "
                        "stage); validate the stage that implements backward with gradients=true")

@@ -92,6 +92,8 @@ class Validator:
         # (kind, check), and never decide ok.
         self.tier, self.kind = cases.CONTRACT, None
         self.robustness: dict[tuple[str, str], dict[str, Any]] = {}
+        self.values: dict[str, str] | None = None  # the value recipes and hook of the user's case now running
+        self.hook: str | None = None
         self.notes: list[str] = []
         self.cases: list[dict[str, Any]] = []
         self._estimates: dict[tuple[Any, ...], mem.Estimate | None] = {}
@@ -198,6 +200,9 @@ class Validator:
             if inputs is None:
                 fp64 = self._check_memory(task, case, label, fp64, rec)
                 inputs = task.make_inputs(case)
+                if self.values or self.hook:
+                    inputs = cases.edit_values(inputs, self.values, self.hook, self._input_names(task), seed, case)
+                    rec["values"] = dict(self.values or {}, **({"hook": Path(self.hook).name} if self.hook else {}))
             self._case_body(task, rec, label, case, inputs, variant, fp64, state)
         except TaskError:
             raise
@@ -298,6 +303,10 @@ class Validator:
         if ok and state is not None and out_elems > 0:
             ok = self._stale_checks(task, rec, label, case, b_in, out_fp, ref_fp, ref_mutates, state) and ok
         rec["ok"] = ok
+
+    def _input_names(self, task: Task) -> list[str]:
+        model = getattr(task.ref_mod, "Model", None) if task.kernelbench else None
+        return cases.input_names(model.forward if model is not None else task.ref_fn)
 
     def _candidate_error(self, rec: dict[str, Any], label: str, e: BaseException, prefix: str) -> None:
         """Record a candidate's exception (an out-of-memory one with the sizes) and drop its frames' tensors."""
