@@ -199,3 +199,20 @@ def test_a_values_case_feeds_hidden_semantics(service) -> None:
     assert good.ok, rep.summary
     assert good.cases[0].values == {"targets": "25% = -100"} and good.cases[0].tier == "contract"
     assert not bad.ok and not bad.robustness
+
+
+def test_sidecar_values_and_hook_are_checked(tmp_path: Path) -> None:
+    from pytorch_to_triton import sidecar
+    from pytorch_to_triton.errors import UsageError
+
+    problem = sidecar.read_problem((ROOT / FIX / "ce_reference.py").read_text())
+    side_path = tmp_path / "ce_reference.p2t.toml"
+    (tmp_path / "inputs.py").write_text("def edit(inputs, case):\n    return inputs\n")
+    side = sidecar.parse('[[cases]]\nname = "ig"\nvalues = { targets = "25% = -100" }\nhook = "inputs.py"\n',
+                         side_path, problem)
+    assert side.cases == [{"name": "ig", "sizes": {}, "values": {"targets": "25% = -100"},
+                           "hook": str(tmp_path / "inputs.py")}]
+    with pytest.raises(UsageError, match="not a value recipe"):
+        sidecar.parse('[[cases]]\nname = "ig"\nvalues = { targets = "a quarter ignored" }\n', side_path, problem)
+    with pytest.raises(UsageError, match="not found"):
+        sidecar.parse('[[cases]]\nname = "ig"\nhook = "missing.py"\n', side_path, problem)

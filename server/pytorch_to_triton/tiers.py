@@ -47,8 +47,12 @@ def not_robust_to(reports: list[CandidateReport]) -> str:
 
 
 def journal_fields(r: CandidateReport, required: list[str]) -> dict[str, Any]:
-    """What the journal keeps of the tiers: the robustness kinds failed, and what was required (strict)."""
+    """What the journal keeps of the tiers: the robustness kinds failed, what was required (strict), and the
+    value cases that ran."""
     out: dict[str, Any] = {"robustness": titles(r)}
     if required:
         out["required"] = list(required)
+    valued = list(dict.fromkeys(c.name for c in r.cases if c.values))
+    if valued:
+        out["value_cases"] = valued  # the cases of yours that changed input values (value recipes, hooks)
     return out
