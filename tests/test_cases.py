@@ -216,3 +216,23 @@ def test_sidecar_values_and_hook_are_checked(tmp_path: Path) -> None:
         sidecar.parse('[[cases]]\nname = "ig"\nvalues = { targets = "a quarter ignored" }\n', side_path, problem)
     with pytest.raises(UsageError, match="not found"):
         sidecar.parse('[[cases]]\nname = "ig"\nhook = "missing.py"\n', side_path, problem)
+
+
+def test_sizes_interpreter_reach_only_the_interpreter(tmp_service, tmp_path: Path) -> None:
+    """[sizes.interpreter] sets the CPU run's sizes without pinning the GPU's: validation notes them, and they are
+    not called the problem's."""
+    import shutil
+
+    from pytorch_to_triton import sidecar
+
+    shutil.copy(ROOT / FIX / "relu_reference.py", tmp_path / "relu_reference.py")
+    shutil.copy(ROOT / FIX / "relu_maximum.py", tmp_path / "relu_maximum.py")
+    (tmp_path / "relu_reference.p2t.toml").write_text("[sizes.interpreter]\nbatch_size = 3\ndim = 100\n")
+    side = sidecar.load(tmp_path / "relu_reference.py")
+    assert side.sizes == {} and side.sizes_interpreter == {"batch_size": 3, "dim": 100}
+    rep = tmp_service.validate(reference="relu_reference.py", candidates=["relu_maximum.py"], trials=1,
+                               only_cases=["sized"])
+    cand = rep.candidates[0]
+    assert rep.ok and cand.cases[0].shape == [[3, 100]], rep.summary
+    assert any("[sizes.interpreter]" in n for n in cand.notes)
+    assert not any("problem's batch_size=3" in n for n in cand.notes)

@@ -188,6 +188,8 @@ class Service:
             base["noncontiguous"] = noncontiguous
         if sizes:
             base["sizes"] = check_sizes(sizes)
+        if merged.get("sizes_interpreter"):
+            base["sizes_interpreter"] = check_sizes(merged["sizes_interpreter"], "sizes.interpreter")
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
         for i, cand in enumerate(cand_paths):

@@ -162,6 +162,7 @@ class Sidecar:
     cases: list[dict[str, Any]] = field(default_factory=list)
     bench: dict[str, Any] = field(default_factory=dict)
     require: list[str] = field(default_factory=list)
+    sizes_interpreter: dict[str, int] = field(default_factory=dict)
 
     def describe(self, used: list[str]) -> str:
         """One line for a report: which file, and which of its settings this call used."""
@@ -372,7 +373,11 @@ def parse(text: str, path: Path, problem: Problem | None = None) -> Sidecar:
         if problem is not None and not problem.kernelbench and raw["sizes"]:
             raise UsageError(f"{_where(path, 'sizes')}: size overrides work for a KernelBench reference (module-level "
                              "integers read by get_inputs); this reference takes [[cases]] with shape = [...]")
-        side.sizes = _sizes(raw["sizes"], path, "sizes", problem)
+        sizes = dict(raw["sizes"]) if isinstance(raw["sizes"], dict) else raw["sizes"]
+        if isinstance(sizes, dict) and isinstance(sizes.get("interpreter"), dict):
+            # [sizes.interpreter]: sizes for Triton's CPU interpreter only; the GPU keeps the problem's full size
+            side.sizes_interpreter = _sizes(sizes.pop("interpreter"), path, "sizes.interpreter", problem)
+        side.sizes = _sizes(sizes, path, "sizes", problem)
     if "tolerances" in raw:
         side.tolerances, side.reasons = _tolerances(raw["tolerances"], path)
     if "cases" in raw:
@@ -472,6 +477,9 @@ def for_validation(side: Sidecar | None, *, dtypes: list[str] | None, cases: lis
         used.append(f"{len(side.cases)} case(s) " + ", ".join(c["name"] for c in side.cases))
     out["tolerances"] = _merge_tols(side, tolerances, used)
     out["sizes"] = _merge_sizes(side.sizes, sizes, used, "sizes")
+    if side.sizes_interpreter and sizes is None:  # explicit sizes win over both
+        out["sizes_interpreter"] = dict(side.sizes_interpreter)
+        used.append("interpreter-only sizes " + ", ".join(f"{k}={v}" for k, v in side.sizes_interpreter.items()))
     return out, used
 
 

@@ -219,7 +219,12 @@ def validate_cases(v: Validator, task: Task, args: dict[str, Any], emit: Any,
     kb = task.kb
     assert kb is not None
     kb.seed = int(args.get("seed", 0))
-    p = cs.plan(task.ref_mod, v.device, args.get("sizes"), args.get("cases"), bool(args.get("replace_cases")),
+    sizes = args.get("sizes")
+    if v.device != "cuda" and args.get("sizes_interpreter"):  # the sidecar's [sizes.interpreter]: CPU runs only
+        sizes = {**args["sizes_interpreter"], **(sizes or {})}
+        v.notes.append("interpreter-only sizes from the sidecar's [sizes.interpreter]: "
+                       + sz.fmt(args["sizes_interpreter"]) + " (a GPU run uses the problem's full size)")
+    p = cs.plan(task.ref_mod, v.device, sizes, args.get("cases"), bool(args.get("replace_cases")),
                 args.get("only_cases"), cs.required(args))
     v.notes.extend(p.notes)
     if args.get("dtypes"):
