@@ -276,6 +276,26 @@ def relations(consts: dict[str, int], keys: list[str]) -> list[tuple[str, str, s
     return out
 
 
+RATIO_MIN = 8  # b = r * a with r >= 8 between two model hyperparameters: a structure (head size, group size)
+
+
+def ratios(mod: ModuleType, consts: dict[str, int], keys: list[str]) -> dict[str, str]:
+    """Structural ratios to keep while shrinking, b -> a: both are sizes the model is built from (get_init_inputs
+    reads them), a divides b, and b / a >= 8 (n_embd / n_head = the head size, channels / groups). Halving b then
+    halves a too, so the head size stays what the problem has (a shrunk attention with head size 3 tests little)."""
+    init = getattr(mod, "get_init_inputs", None)
+    if not callable(init):
+        return {}
+    built = {k for name in _globals_read(mod, [init]) for k in _ints_of(name, vars(mod).get(name))}
+    out: dict[str, str] = {}
+    for a in keys:  # each a pairs with the b of the smallest such ratio (n_head: n_embd, not max_seqlen)
+        pairs = [(consts[b] // consts[a], b) for b in keys if a != b and a in built and b in built
+                 and consts[a] >= 2 and consts[b] % consts[a] == 0 and consts[b] // consts[a] >= RATIO_MIN]
+        if pairs and min(pairs)[1] not in out:
+            out[min(pairs)[1]] = a
+    return out
+
+
 def _multiple(of: int, near: int, odd: bool) -> int:
     """The multiple of `of` nearest `near` (at least `of`), odd when asked and possible."""
     k = max(1, round(near / of))
@@ -316,6 +336,7 @@ def shrink(mod: ModuleType, start: dict[str, int], vary: list[str], max_elems: i
     cur = dict(start)
     est, ok0 = footprint(mod, cur)
     frozen: set[str] = set()
+    keep_ratio = ratios(mod, start, vary)
     for _ in range(256):
         free = [k for k in vary if k not in frozen and cur[k] > floor]
         too_wide = [k for k in free if cur[k] > max_dim]
@@ -323,7 +344,11 @@ def shrink(mod: ModuleType, start: dict[str, int], vary: list[str], max_elems: i
         if not free or (n <= max_elems and not too_wide):
             break
         k = max(too_wide or free, key=lambda name: cur[name])
-        trial = settle(mod, {**cur, k: max(floor, (cur[k] + 1) // 2)}, keep)
+        step = {k: max(floor, (cur[k] + 1) // 2)}
+        a = keep_ratio.get(k)
+        if a is not None and cur[a] % 2 == 0 and cur[k] % 2 == 0:
+            step[a] = cur[a] // 2  # b / a (the head size) stays
+        trial = settle(mod, {**cur, **step}, keep)
         t_est, t_ok = footprint(mod, trial)
         if ok0 and not t_ok:
             frozen.add(k)  # e.g. embed_dim no longer divisible by num_heads, or smaller than a kernel
