@@ -236,3 +236,27 @@ def test_sizes_interpreter_reach_only_the_interpreter(tmp_service, tmp_path: Pat
     assert rep.ok and cand.cases[0].shape == [[3, 100]], rep.summary
     assert any("[sizes.interpreter]" in n for n in cand.notes)
     assert not any("problem's batch_size=3" in n for n in cand.notes)
+
+
+def test_the_journal_report_shows_robustness_and_value_cases(tmp_path: Path) -> None:
+    from pytorch_to_triton import journal
+
+    ref, cand = tmp_path / "t" / "reference.py", tmp_path / "t" / "stage1.py"
+    ref.parent.mkdir()
+    ref.write_text("v1")
+    cand.write_text("good")
+    key = journal.content_key(tmp_path, [ref, cand])
+    journal.append_entry(tmp_path, "t", {"tool": "run_validation", "stage": "stage1.py", "ok": True,
+                                         "robustness": ["non-contiguous input"], "value_cases": ["ignore_index"],
+                                         "reference": "t/reference.py", **key})
+    assert "| stage1.py | PASS; not robust to: non-contiguous input; value cases: ignore_index |" in \
+        journal.render_report(tmp_path, "t")
+
+
+def test_shrink_keeps_the_head_size() -> None:
+    """n_embd / n_head = 32 in the problem: the interpreter's shrunk sizes keep it (not head size 8 or 3)."""
+    from pytorch_to_triton.worker import cases as cs
+
+    p = cs.plan(_mod("attn_reference.py"), "cpu", None, None)
+    assert p.main.sizes["n_embd"] // p.main.sizes["n_head"] == 32, p.main.sizes
+    assert p.main.sizes["seq_len"] <= p.main.sizes["max_seqlen"]
