@@ -260,3 +260,13 @@ def test_shrink_keeps_the_head_size() -> None:
     p = cs.plan(_mod("attn_reference.py"), "cpu", None, None)
     assert p.main.sizes["n_embd"] // p.main.sizes["n_head"] == 32, p.main.sizes
     assert p.main.sizes["seq_len"] <= p.main.sizes["max_seqlen"]
+
+
+def test_the_size_variants_still_catch_unfilled_lanes(service) -> None:
+    """The real bug the size variants caught is a contract catch: it fails without strict, on contract cases."""
+    rep = service.validate(reference=f"{FIX}/logsoftmax_reference.py", trials=1,
+                           candidates=[f"{FIX}/logsoftmax_unfilled_lanes.py"], only_cases=["shrunk", "odd"])
+    cand = rep.candidates[0]
+    assert not rep.ok and not cand.robustness
+    assert {f.check for f in cand.findings if f.severity == "fail"} & {"nonfinite", "mismatch"}
+    assert {c.tier for c in cand.cases if not c.ok} == {"contract"}
