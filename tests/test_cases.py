@@ -270,3 +270,11 @@ def test_the_size_variants_still_catch_unfilled_lanes(service) -> None:
     assert not rep.ok and not cand.robustness
     assert {f.check for f in cand.findings if f.severity == "fail"} & {"nonfinite", "mismatch"}
     assert {c.tier for c in cand.cases if not c.ok} == {"contract"}
+
+
+def test_softmax_without_the_max_is_an_extreme_values_finding(service) -> None:
+    rep = service.validate(reference=f"{FIX}/softmax_reference.py", candidates=[f"{FIX}/softmax_no_max.py"],
+                           trials=1, only_cases=["shrunk", "extreme"])
+    cand = rep.candidates[0]
+    assert rep.ok and {k for k, _ in _robust(cand)} == {"extreme"}, rep.summary
+    assert "subtract the row max" in cand.robustness[0].fix

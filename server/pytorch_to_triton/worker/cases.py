@@ -184,6 +184,21 @@ def layout_variants(inputs: list[Any]) -> dict[str, list[Any]]:
     return out
 
 
+def extreme_inputs(inputs: list[Any]) -> list[Any]:
+    """The same inputs with every floating tensor scaled by EXTREME_SCALE (|x| ~ 1e4; fp16/bf16 stay finite)."""
+    return [x * EXTREME_SCALE if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+
+
+def extreme_spec(specs: list[Spec], require: set[str]) -> Spec | None:
+    """Form (a): the first non-empty default-or-declared case again with values scaled by EXTREME_SCALE (the
+    `scale` make_inputs' case.randn multiplies by); robustness unless required."""
+    base = next((s for s in specs if s.kind is None and s.values is None and not _has_empty(s.shape)), None)
+    if base is None:
+        return None
+    return Spec(base.name, base.shape, base.dtype, base.scale * EXTREME_SCALE, tier_of("extreme", require),
+                "values scaled to |x| ~ 1e4 (robustness unless required)", "extreme")
+
+
 def nan_inf_inputs(inputs: list[Any], seed: int) -> tuple[int, list[Any]] | None:
     """NaN and +-inf put at seeded positions of the first floating input big enough: (its index, the inputs)."""
     idx = next((i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.is_floating_point()
@@ -280,7 +295,7 @@ class Planned:
 
     name: str
     sizes: dict[str, int]
-    kind: str = "size"  # main | size | user | layout | nan_inf
+    kind: str = "size"  # main | size | user | layout | nan_inf | extreme
     optional: bool = True  # a variant the reference rejects is skipped with a note
     tier: str = CONTRACT
     why: str = "a size variant that keeps the problem's structure"
@@ -381,6 +396,9 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
                                  fallbacks=[Planned(f"single_{every[0]}", {**small, every[0]: 1})]))
             cases.append(Planned("zero", {**small, every[0]: 0}, tier=tier_of("empty", require), robust="empty",
                                  why="an empty dim the problem never produces (robustness unless required)"))
+        cases.append(Planned("extreme", base.sizes, "extreme", tier=tier_of("extreme", require), robust="extreme",
+                             why="inputs scaled to |x| ~ 1e4, which get_inputs() never draws (robustness unless "
+                             "required)"))
         cases.append(Planned("nan_inf", base.sizes, "nan_inf", tier=tier_of("nan", require), robust="nan",
                              why="NaN/inf values get_inputs() never draws (robustness unless required)"))
         for c in cases:  # derived sizes follow, and a variant the reference rejects gets a repaired try first

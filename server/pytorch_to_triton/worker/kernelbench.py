@@ -261,6 +261,13 @@ def validate_cases(v: Validator, task: Task, args: dict[str, Any], emit: Any,
                                          variant=variant)
                         v.cases.append({**rec, "sizes": dict(c.sizes)})
                     continue
+                if c.kind == "extreme":  # the same inputs, floating ones scaled to |x| ~ 1e4
+                    task.kb.prepare(task, c.sizes, dtype)
+                    base = task.make_inputs(Case(c.name, dict(c.sizes), dtype, v.device, cs.case_seed(args, c.name, dtype)))
+                    rec = v.run_case(task, c.name, dict(c.sizes), dtype, 1.0, 0, inputs=cs.extreme_inputs(base),
+                                     variant="x1e4")
+                    v.cases.append({**rec, "sizes": dict(c.sizes)})
+                    continue
                 if c.kind == "nan_inf":
                     checks["nan_inf"] = nan_inf_check(v, task, args, c, dtype)
                     continue

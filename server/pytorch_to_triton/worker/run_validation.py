@@ -82,6 +82,14 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
             if not rec["ok"]:
                 failed_cases.add(name)
                 break  # one failing trial is enough; the next case tells more
+    extreme = None if task.kernelbench or args.get("only_cases") or args.get("replace_cases") else \
+        cs.extreme_spec(specs, cs.required(args))
+    if extreme is not None:  # the same case with |x| ~ 1e4: overflow in exp, x * x, unscaled sums
+        v.tier, v.kind = extreme.tier, extreme.kind
+        done += 1
+        emit("progress", message=f"{report['candidate']}: {extreme.name}:x1e4", progress=done, total=total)
+        v.cases.append(v.run_case(task, extreme.name, extreme.shape, extreme.dtype, extreme.scale, 0,
+                                  variant="x1e4"))
     if noncontig:
         first = next((s for s in specs if s.name == "medium"), None) or next(
             (s for s in specs if s.name not in ("edge_empty", "edge_single") and s.kind is None), None)
