@@ -278,3 +278,17 @@ def test_softmax_without_the_max_is_an_extreme_values_finding(service) -> None:
     cand = rep.candidates[0]
     assert rep.ok and {k for k, _ in _robust(cand)} == {"extreme"}, rep.summary
     assert "subtract the row max" in cand.robustness[0].fix
+
+
+def test_shrink_moves_linked_sizes_and_keeps_the_group_size() -> None:
+    """bias_shape = (out_features,) follows, no varied size stays above the interpreter's 512, and the GroupNorm's
+    channels per group (4096 / 64 = 64) survive the shrink."""
+    from pytorch_to_triton.worker import cases as cs
+    from pytorch_to_triton.worker import sizes as sz
+
+    m = _mod("gemm_gn_reference.py")
+    p = cs.plan(m, "cpu", None, None)
+    s = p.main.sizes
+    assert s["bias_shape[0]"] == s["out_features"] and s["out_features"] // s["num_groups"] == 64, s
+    assert max(s[k] for k in sz.varied(p.defaults, {}, sz.derived(m))) <= sz.CPU_MAX_DIM, s
+    assert not any("left" in n for n in p.notes)

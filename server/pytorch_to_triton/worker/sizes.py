@@ -287,12 +287,33 @@ def ratios(mod: ModuleType, consts: dict[str, int], keys: list[str]) -> dict[str
     if not callable(init):
         return {}
     built = {k for name in _globals_read(mod, [init]) for k in _ints_of(name, vars(mod).get(name))}
+    # a may be a structural constant the automatic sizes never vary on their own (num_groups): it moves only here.
+    partners = [k for k in consts if k in built and consts[k] >= 2]
+    out = _module_ratios(mod, consts, keys, partners)  # GroupNorm(num_groups, channels) as the model says
+    for b in keys:
+        if b not in built or b in out:
+            continue
+        pairs = [(consts[b] // consts[a], a) for a in partners if a != b and a not in out.values()
+                 and consts[b] % consts[a] == 0 and consts[b] // consts[a] >= RATIO_MIN]
+        if pairs:  # the smallest ratio: n_embd / n_head (the head size), not max_seqlen / n_head
+            out[b] = min(pairs)[1]
+    return out
+
+
+def _module_ratios(mod: ModuleType, consts: dict[str, int], keys: list[str], partners: list[str]) -> dict[str, str]:
+    """channels -> groups for each nn.GroupNorm of the model (built on the meta device: nothing allocated)."""
     out: dict[str, str] = {}
-    for a in keys:  # each a pairs with the b of the smallest such ratio (n_head: n_embd, not max_seqlen)
-        pairs = [(consts[b] // consts[a], b) for b in keys if a != b and a in built and b in built
-                 and consts[a] >= 2 and consts[b] % consts[a] == 0 and consts[b] // consts[a] >= RATIO_MIN]
-        if pairs and min(pairs)[1] not in out:
-            out[min(pairs)[1]] = a
+    try:
+        with torch.device("meta"):
+            model = mod.Model(*list(mod.get_init_inputs()))
+        norms = [m for m in model.modules() if isinstance(m, torch.nn.GroupNorm)]
+    except Exception:  # noqa: BLE001 - a model that cannot be built on meta: the size heuristic alone
+        return out
+    for gn in norms:
+        b = next((k for k in keys if consts[k] == gn.num_channels), None)
+        a = next((k for k in partners if consts[k] == gn.num_groups and k != b), None)
+        if a and b and gn.num_channels // gn.num_groups >= 2:
+            out[b] = a
     return out
 
 
@@ -346,7 +367,7 @@ def shrink(mod: ModuleType, start: dict[str, int], vary: list[str], max_elems: i
         k = max(too_wide or free, key=lambda name: cur[name])
         step = {k: max(floor, (cur[k] + 1) // 2)}
         a = keep_ratio.get(k)
-        if a is not None and cur[a] % 2 == 0 and cur[k] % 2 == 0:
+        if a is not None and a not in keep and cur[a] % 2 == 0 and cur[k] % 2 == 0:
             step[a] = cur[a] // 2  # b / a (the head size) stays
         trial = settle(mod, {**cur, **step}, keep)
         t_est, t_ok = footprint(mod, trial)
