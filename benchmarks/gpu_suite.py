@@ -28,7 +28,8 @@ CORPUS = "tests/kernelbench_corpus"
 
 
 def _score(rows: list, labels: dict) -> list[dict]:
-    """Each labelled candidate's outcome: pass / caught / false_failure / missed / wrong_check / not run."""
+    """Each labelled candidate's outcome: pass / caught / false_failure / missed / wrong_check / robustness_missed /
+    not run."""
     out = []
     by = {f"{r.problem}/{r.candidate}": r for r in rows}
     for key, label in labels.items():
@@ -40,6 +41,8 @@ def _score(rows: list, labels: dict) -> list[dict]:
         got = set(r.failing_checks)
         if label["expect"] == "pass":
             outcome = "pass" if r.verdict == "pass" else "false_failure"
+            if outcome == "pass" and not set(label.get("robustness") or []) <= set(r.robustness):
+                outcome = "robustness_missed"  # a layout-only bug must still be named beside the verdict
         elif r.verdict == "pass":
             outcome = "missed"
         else:
@@ -47,6 +50,7 @@ def _score(rows: list, labels: dict) -> list[dict]:
             outcome = "caught" if need_all <= got and (not need_any or got & need_any) else "wrong_check"
         out.append({"key": key, "outcome": outcome, "checks": sorted(got), "kernelbench": r.kernelbench,
                     "kernelbench_expected": label.get("kernelbench_full_size"), "peak_mem_mb": r.peak_mem_mb,
+                    "robustness": r.robustness,
                     "time_s": r.time_s})
     return out
 

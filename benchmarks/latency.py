@@ -71,8 +71,8 @@ def bare_worker(calls: int) -> dict[str, Any]:
     """validate_candidate in this process, as the worker runs it; kernel time from the launch wrappers."""
     from pytorch_to_triton.worker import poison
     from pytorch_to_triton.worker.guards import PatchWatch
+    from pytorch_to_triton.worker.run_validation import validate_candidate
     from pytorch_to_triton.worker.runtime import setup
-    from pytorch_to_triton.worker.validate import validate_candidate
 
     rt = setup()
     poison.install()

@@ -51,18 +51,27 @@ def test_default_variants_shrunk_sizes_and_real_shapes(service):
     assert next(c for c in cand.cases if c.name == "zero").shape[0][0] == 0
 
 
-def test_stride_bug_and_nan_to_zero_fail_with_the_right_check(service):
-    """Rows addressed by the column count fail on the layout variants; NaN turned into 0 fails the NaN check."""
-    rep = service.validate(reference=f"{FIX}/affine_reference.py", trials=1,
-                           candidates=[f"{FIX}/affine_rows_by_cols.py", f"{FIX}/affine_nan_to_zero.py"])
-    assert not rep.ok
+def test_stride_bug_and_nan_to_zero_are_robustness_findings_and_fail_strict(service):
+    """Rows addressed by the column count fail only the layout variants, NaN turned into 0 only the NaN check: the
+    problem's get_inputs() never builds either, so both pass with a named robustness finding, and fail strict."""
+    cands = [f"{FIX}/affine_rows_by_cols.py", f"{FIX}/affine_nan_to_zero.py"]
+    rep = service.validate(reference=f"{FIX}/affine_reference.py", trials=1, candidates=cands)
+    assert rep.ok and rep.verdict.startswith("pass; not robust to: non-contiguous input, NaN/inf input"), rep.verdict
     stride = _cand(rep, "affine_rows_by_cols.py")
-    assert not stride.ok and "mismatch" in _checks(stride)
+    assert stride.ok and not _checks(stride)
+    assert {r.kind for r in stride.robustness} == {"layouts"} and "mismatch" in {r.check for r in stride.robustness}
+    assert ".contiguous()" in stride.robustness[0].fix
     bad = {c.name for c in stride.cases if not c.ok}
     assert bad and bad <= {"shrunk:transposed", "shrunk:strided"}, bad
+    assert {c.tier for c in stride.cases if c.name in bad} == {"robustness"}
     nan = _cand(rep, "affine_nan_to_zero.py")
-    assert not nan.ok and _checks(nan).get("nan_propagation") == "fail"
+    assert nan.ok and [(r.kind, r.check) for r in nan.robustness] == [("nan", "nan_propagation")]
     assert [c.name for c in nan.cases if not c.ok] == ["nan_inf"]
+    strict = service.validate(reference=f"{FIX}/affine_reference.py", trials=1, candidates=cands, strict=True,
+                              only_cases=["shrunk", "transposed", "strided", "nan_inf"])
+    assert not strict.ok and "--strict" in strict.reproduce
+    assert _checks(_cand(strict, "affine_rows_by_cols.py")).get("mismatch") == "fail"
+    assert _checks(_cand(strict, "affine_nan_to_zero.py")).get("nan_propagation") == "fail"
 
 
 def test_perturbed_parameters_catch_ignored_layernorm_affine(service):
@@ -179,44 +188,46 @@ def linear_mod(tmp_path: Path):
 
 
 def test_size_constants_follow_bytecode(linear_mod) -> None:
-    from pytorch_to_triton.worker import kernelbench as kb
+    from pytorch_to_triton.worker import sizes as sz
 
-    consts = kb.size_constants(linear_mod)
+    consts = sz.size_constants(linear_mod)
     # batch_size and in_features through the helper _make, the tuple by element; UNUSED is never read
     assert consts == {"batch_size": 64, "input_shape[0]": 16, "input_shape[1]": 32, "kernel_size": 3, "dim": 1,
                       "in_features": 1024, "out_features": 512}
     assert list(consts)[0] == "batch_size"  # order of first use: the "zero" variant empties the first one
-    assert kb.varied(consts, {}) == ["batch_size", "input_shape[0]", "input_shape[1]", "in_features", "out_features"]
-    with kb.sized(linear_mod, {"input_shape[1]": 5, "batch_size": 2}):
+    assert sz.varied(consts, {}) == ["batch_size", "input_shape[0]", "input_shape[1]", "in_features", "out_features"]
+    with sz.sized(linear_mod, {"input_shape[1]": 5, "batch_size": 2}):
         assert linear_mod.input_shape == (16, 5) and linear_mod.batch_size == 2
     assert linear_mod.input_shape == (16, 32) and linear_mod.batch_size == 64
-    assert "UNUSED" in kb.module_ints(linear_mod)
+    assert "UNUSED" in sz.module_ints(linear_mod)
 
 
 def test_shrink_and_plan_keep_the_model_consistent(linear_mod) -> None:
-    from pytorch_to_triton.worker import kernelbench as kb
+    from pytorch_to_triton.worker import cases as cs
+    from pytorch_to_triton.worker import sizes as sz
 
-    p = kb.plan(linear_mod, "cpu", None, None)
+    p = cs.plan(linear_mod, "cpu", None, None)
     main = p.main.sizes
     assert p.main.name == "shrunk" and not p.full_size_run
-    n, accepted = kb.footprint(linear_mod, main)
-    assert accepted and n is not None and n <= kb.CPU_MAX_ELEMS
-    assert max(v for k, v in main.items() if k in kb.varied(p.defaults, {})) <= kb.CPU_MAX_DIM
+    n, accepted = sz.footprint(linear_mod, main)
+    assert accepted and n is not None and n <= sz.CPU_MAX_ELEMS
+    assert max(v for k, v in main.items() if k in sz.varied(p.defaults, {})) <= sz.CPU_MAX_DIM
     assert main["kernel_size"] == 3 and main["dim"] == 1  # structure is left alone
-    gpu = kb.plan(linear_mod, "cuda", {"out_features": 40}, [{"name": "b7", "sizes": {"batch_size": 7}}])
+    gpu = cs.plan(linear_mod, "cuda", {"out_features": 40}, [{"name": "b7", "sizes": {"batch_size": 7}}])
     assert gpu.main.name == "sized" and gpu.main.sizes["out_features"] == 40 and gpu.main.sizes["in_features"] == 1024
     assert {c.name for c in gpu.cases} >= {"sized", "odd", "small", "single", "zero", "nan_inf", "b7"}
     assert gpu.cases[0].sizes["out_features"] == 40 and "odd" in {c.name for c in gpu.cases}
     assert next(c for c in gpu.cases if c.name == "odd").sizes["out_features"] == 39  # edge variants change it
     with pytest.raises(Exception, match="only_cases names"):
-        kb.plan(linear_mod, "cpu", None, None, only=["nope"])
+        cs.plan(linear_mod, "cpu", None, None, only=["nope"])
 
 
 def test_prepare_rebuilds_perturbs_and_syncs(linear_mod, tmp_path: Path) -> None:
     import torch
 
-    from pytorch_to_triton.worker import kernelbench as kb
-    from pytorch_to_triton.worker.tasks import Case, load_task
+    from pytorch_to_triton.worker import cases as cs
+    from pytorch_to_triton.worker.loader import load_task
+    from pytorch_to_triton.worker.tasks import Case
 
     cand = tmp_path / "linear_cand.py"
     cand.write_text(LINEAR_SRC.replace("class Model(", "class ModelNew("))
@@ -235,7 +246,7 @@ def test_prepare_rebuilds_perturbs_and_syncs(linear_mod, tmp_path: Path) -> None
     assert task.ref_fn.fc.in_features == 8
     task.kb.restore()
     assert task.ref_mod.in_features == 1024
-    assert kb.perturb(torch.nn.Linear(2, 2), 0) == 2
+    assert cs.perturb(torch.nn.Linear(2, 2), 0) == 2
 
 
 def test_benchmark_specs_and_models_follow_sizes(linear_mod, tmp_path: Path) -> None:
@@ -244,7 +255,9 @@ def test_benchmark_specs_and_models_follow_sizes(linear_mod, tmp_path: Path) -> 
     import torch
 
     from pytorch_to_triton.worker import kernelbench as kb
-    from pytorch_to_triton.worker.tasks import Case, TaskError, load_task
+    from pytorch_to_triton.worker import sizes as sz
+    from pytorch_to_triton.worker.loader import load_task
+    from pytorch_to_triton.worker.tasks import Case, TaskError
 
     ref = tmp_path / "linear_reference.py"
     good = tmp_path / "good.py"
@@ -253,9 +266,9 @@ def test_benchmark_specs_and_models_follow_sizes(linear_mod, tmp_path: Path) -> 
     broken.write_text(LINEAR_SRC.replace("class Model(", "class ModelNew(").replace(
         "super().__init__()", "super().__init__()\n        assert in_features > 100, 'needs wide inputs'"))
     base = load_task(ref, None, None, None, "cpu")
-    assert kb.bench_specs(base, {}) == [("full", kb.size_constants(linear_mod), None)]
+    assert kb.bench_specs(base, {}) == [("full", sz.size_constants(linear_mod), None)]
     specs = kb.bench_specs(base, {"sizes": {"in_features": 16}, "cases": [{"name": "b2", "sizes": {"batch_size": 2}}]})
-    assert specs == [("b2", {**kb.size_constants(linear_mod), "in_features": 16, "batch_size": 2}, None)]
+    assert specs == [("b2", {**sz.size_constants(linear_mod), "in_features": 16, "batch_size": 2}, None)]
     sweep = kb.bench_specs(base, {"sweep": {"param": "in_features", "values": [8, 16]}})
     assert [s[1]["in_features"] for s in sweep] == [8, 16] and sweep[0][2] == 8.0
     with pytest.raises(TaskError, match="size overrides"):

@@ -96,8 +96,9 @@ def test_huge_kernelbench_case_is_refused_with_the_estimate(tmp_path: Path) -> N
 
     from pytorch_to_triton.worker import memory
     from pytorch_to_triton.worker.guards import PatchWatch
+    from pytorch_to_triton.worker.loader import load_task
     from pytorch_to_triton.worker.runtime import setup
-    from pytorch_to_triton.worker.tasks import TaskError, load_task
+    from pytorch_to_triton.worker.tasks import TaskError
     from pytorch_to_triton.worker.validate import Validator
 
     ws = _ws(tmp_path)

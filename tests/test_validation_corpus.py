@@ -73,3 +73,23 @@ def test_labels_cover_every_candidate() -> None:
             assert lab.get("bug"), key
         if lab.get("gpu_only"):
             assert lab.get("reason"), key
+
+
+@pytest.mark.slow
+def test_strict_fails_the_robustness_labels(corpus) -> None:
+    """A layout-only bug passes the contract with its robustness kind named, and strict=true fails it with the
+    labelled check (issue 25: robustness is reported beside the verdict, and counts when asked for)."""
+    from pytorch_to_triton.service import Service
+
+    keys = [k for k, lab in LABELS.items() if lab.get("strict") == "fail"]
+    assert keys
+    svc = Service(ROOT)
+    try:
+        for key in keys:
+            assert corpus(key).verdict == "pass", corpus(key).explain()
+            ref = f"tests/validation_corpus/{harness.task_of(key)}/reference.py"
+            rep = svc.validate(reference=ref, candidates=[f"tests/validation_corpus/{key}"], trials=1, strict=True)
+            got = {f.check for f in rep.candidates[0].findings if f.severity == "fail"}
+            assert not rep.ok and set(LABELS[key]["checks"]) <= got, (key, got, rep.summary)
+    finally:
+        svc.close()

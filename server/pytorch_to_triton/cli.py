@@ -80,9 +80,12 @@ def _validation_text(rep: Any) -> str:
             err_s = f"{err:.2e}" if isinstance(err, float) else str(err)
             t = f"{c.time_ms:.2f} ms" if c.time_ms is not None else ""
             shape = "x".join(str(s) for s in c.shape[0]) if c.shape else ""
-            lines.append(f"  {'ok ' if c.ok else 'BAD'} {c.name:<22} {c.dtype:<9} {shape:<14} max_abs {err_s:<9} {t}")
+            mark = ("ok " if c.ok else "BAD") if c.tier == "contract" else ("ok~" if c.ok else "rb!")
+            lines.append(f"  {mark} {c.name:<22} {c.dtype:<9} {shape:<14} max_abs {err_s:<9} {t}")
         for f in cand.findings:
             lines.append(f"  [{f.severity}] {f.check}: {f.message}" + (f"  -> {f.fix}" if f.fix else ""))
+        for r in cand.robustness:  # beside the verdict: inputs the problem never produces (--strict makes them count)
+            lines.append(f"  [robustness: {r.title}] {r.check} on {r.case}: {r.message}  -> {r.fix}")
         for n in cand.notes[:5]:
             lines.append(f"  note: {n}")
         if cand.error and cand.error.get("traceback"):
@@ -121,7 +124,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         rep = svc.validate(reference=args.reference, candidates=args.candidates, dtypes=_csv(args.dtypes),
                            trials=args.trials, seed=args.seed, tolerances=tol, cases=cases,
                            replace_cases=args.replace_cases, only_cases=_csv(args.only_cases), gradients=args.gradients,
-                           large_offsets=args.large_offsets, sizes=_sizes(args.sizes), timeout_s=args.timeout,
+                           large_offsets=args.large_offsets, sizes=_sizes(args.sizes), strict=args.strict,
+                           timeout_s=args.timeout,
                            device=args.device, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
@@ -136,8 +140,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         sweep = json.loads(args.sweep) if args.sweep else None
         rep = svc.benchmark(reference=args.reference, candidates=args.candidates, dtype=args.dtype, cases=cases,
                             sweep=sweep, compile=args.compile, cuda_graph=args.cuda_graph, repeats=args.repeats,
-                            sizes=_sizes(args.sizes), timeout_s=args.timeout, device=args.device, on_event=_progress(args.quiet or args.json),
-                            gpu=args.gpu)
+                            sizes=_sizes(args.sizes), strict=args.strict, timeout_s=args.timeout, device=args.device,
+                            on_event=_progress(args.quiet or args.json), gpu=args.gpu)
     finally:
         svc.close()
     if (rep.model_extra or {}).get("estimate") is not None:  # no GPU: the roofline ESTIMATE table, not timings
@@ -224,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--only-cases", help="comma-separated case names to run, e.g. medium,odd_7")
     v.add_argument("--gradients", action="store_true")
     v.add_argument("--large-offsets", action="store_true")
+    v.add_argument("--strict", action="store_true", help="robustness (layouts, empty dims, NaN/inf, extreme values) "
+                   "fails the verdict too")
     v.add_argument("--sizes", help="KernelBench: module-level size overrides, e.g. batch_size=7,dim=1000")
     v.add_argument("--timeout", type=float, default=600)
     v.add_argument("--device", default=None)
@@ -233,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("reference")
     b.add_argument("candidates", nargs="*")
     b.add_argument("--dtype")
+    b.add_argument("--strict", action="store_true", help="as validate --strict")
     b.add_argument("--cases", help="JSON list of cases")
     b.add_argument("--sweep", help='JSON, e.g. \'{"param": "N", "values": [256, 1024], "shape": [4096, "N"]}\'')
     b.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
@@ -287,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--no-bench", action="store_true", help="validate only, no timings")
     st.add_argument("--no-kernelbench", action="store_true", help="skip KernelBench's plain criterion")
     st.add_argument("--trials", type=int, default=3)
+    st.add_argument("--strict", action="store_true", help="robustness counts in pass/fast_p")
     st.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
     st.add_argument("--repeats", type=int, default=3)
     st.add_argument("--sizes", help='JSON: one set {"batch_size": 7} or per problem {"gelu": {"dim": 1000}}')
@@ -325,7 +333,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
         rep = run_suite(svc, directory=args.directory, candidates_dir=args.candidates_dir, name=args.name,
                         problems=_csv(args.problems), redo=args.redo, timeout_s=args.timeout,
                         benchmark=not args.no_bench, kernelbench=not args.no_kernelbench, trials=args.trials,
-                        compile=args.compile, repeats=args.repeats,
+                        compile=args.compile, repeats=args.repeats, strict=args.strict,
                         sizes=json.loads(args.sizes) if args.sizes else None, on_event=_progress(args.quiet or args.json),
                         all_triton=args.all_triton)
     finally:

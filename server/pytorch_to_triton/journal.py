@@ -246,8 +246,12 @@ def render_report(root: Path, task: str, gpu: str | None = None) -> str:
             e, changed = _current(root, tools["run_validation"])
             sizes = e.get("sizes_not_full")  # a KernelBench task validated at other sizes than its own
             at = f" at {', '.join(f'{k}={v}' for k, v in sizes.items())} (not full size)" if sizes else ""
+            robust = e.get("robustness") or []  # beside the verdict: inputs the problem never produces
+            extra = (f"; not robust to: {', '.join(robust)}" if robust else "") + (
+                f"; value cases: {', '.join(e['value_cases'])}" if e.get("value_cases") else "") + (
+                f" (required: {', '.join(e['required'])})" if e.get("required") else "")
             val = ("PASS" if e.get("ok") else "FAIL") + (" (interpreter)" if e.get("interpreter") else "") + at + \
-                _stale(changed)
+                extra + _stale(changed)
             any_stale |= bool(changed)
             ran += _what_ran(stage, e)
         if "roofline_estimate" in tools:

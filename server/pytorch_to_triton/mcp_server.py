@@ -133,18 +133,25 @@ def build_server(service: Service) -> MCPServer:
                                                       "module-level sizes, e.g. {'batch_size': 7, 'dim': 1000}, for the main "
                                                       "case (no-GPU shrinking leaves them alone; odd/small/1/0 "
                                                       "variants still vary them); a case's `sizes` go on top")] = None,
+        strict: Annotated[bool, Field(description="make robustness part of the verdict: non-contiguous layouts, "
+                                      "empty dims, NaN/inf and extreme values then fail it. Yes for a library "
+                                      "kernel called from unknown code; no for a model's hot path with known "
+                                      "inputs (the default reports them beside the verdict)")] = False,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit per candidate")] = 600,
         device: Annotated[str | None, Field(description="worker device, e.g. 'cuda:1'; default any idle one")] = None,
     ) -> Annotated[CallToolResult, ValidationReport]:
         """The stage gate: run each candidate and the reference on every case (standard, odd sizes, empty, single,
         non-contiguous, each dtype) over seeded trials; compare against a float64 reference with per-dtype
-        tolerances; poison outputs, run twice, and apply honesty checks. A failing kernel returns ok=false with
+        tolerances; poison outputs, run twice, and apply honesty checks. ok is decided by the problem's own inputs
+        (contract cases); failures on inputs it never produces (layouts, empty dims, NaN/inf) are listed under
+        `robustness` with their fix, and fail it only with strict=true. A failing kernel returns ok=false with
         named findings and `first_fix`; fix that first and call again."""
         rep = await _run(ctx, service.validate, reference=reference, candidates=candidates,
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, dtypes=dtypes, cases=cases, replace_cases=replace_cases,
                          only_cases=only_cases, trials=trials, seed=seed, tolerances=tolerances, gradients=gradients,
-                         large_offsets=large_offsets, sizes=sizes, timeout_s=timeout_s, device=device)
+                         large_offsets=large_offsets, sizes=sizes, strict=strict, timeout_s=timeout_s,
+                         device=device)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # logging is deprecated in 2026-07 MCP, still read by older clients
             await ctx.info(rep.summary.splitlines()[0])
@@ -175,6 +182,8 @@ def build_server(service: Service) -> MCPServer:
         repeats: Annotated[int, Field(ge=1, le=20, description="independent repetitions, for the spread")] = 3,
         sizes: Annotated[dict[str, int] | None, Field(description="KernelBench references: time at these module-level "
                                                       "sizes instead of the problem's own, e.g. {'batch_size': 7}")] = None,
+        strict: Annotated[bool, Field(description="as run_validation's strict (the pre-timing output check "
+                                      "runs the problem's own inputs)")] = False,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit")] = 600,
         device: Annotated[str | None, Field(description="GPU to use, e.g. 'cuda:0'")] = None,
         gpu: Annotated[str | None, Field(description="no GPU here: the GPU the roofline ESTIMATE divides by, e.g. "
@@ -188,8 +197,8 @@ def build_server(service: Service) -> MCPServer:
         rep = await _run(ctx, service.benchmark, reference=reference, candidates=candidates,
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, cases=cases, sweep=sweep, dtype=dtype, compile=compile,
-                         cuda_graph=cuda_graph, repeats=repeats, sizes=sizes, timeout_s=timeout_s, device=device,
-                         gpu=gpu)
+                         cuda_graph=cuda_graph, repeats=repeats, sizes=sizes, strict=strict, timeout_s=timeout_s,
+                         device=device, gpu=gpu)
         return _result(rep, rep.summary or rep.verdict, rep.plot)
 
     @server.tool(
@@ -264,6 +273,8 @@ def _register_suite_tool(server: MCPServer, service: Service) -> None:
         all_triton: Annotated[bool, Field(description="fail candidates that keep any PyTorch compute (a cuBLAS "
                                           "matmul included); by default a library op beside Triton kernels is "
                                           "disclosed in the composition, not failed")] = False,
+        strict: Annotated[bool, Field(description="count robustness (layouts, empty dims, NaN/inf, extreme values) in "
+                                      "pass/fast_p; by default it is its own column")] = False,
     ) -> Annotated[CallToolResult, SuiteReport]:
         """Score every candidate of every problem in a directory: run_validation, KernelBench's own criterion beside
         it, and run_benchmark vs eager and torch.compile when it validated (GPU). Resumable: finished problems are
@@ -272,7 +283,7 @@ def _register_suite_tool(server: MCPServer, service: Service) -> None:
         rep = await _run(ctx, suite_fn, service=service, directory=directory, candidates_dir=candidates_dir,
                          name=name, problems=problems, redo=redo, timeout_s=timeout_s, benchmark=benchmark,
                          kernelbench=kernelbench, trials=trials, compile=compile, repeats=repeats, sizes=sizes,
-                         all_triton=all_triton)
+                         all_triton=all_triton, strict=strict)
         return _result(rep, rep.summary + "\n\n" + rep.markdown, rep.plot)
 
 

@@ -22,6 +22,8 @@ class CaseSpec(BaseModel):
                                          "this case, e.g. {'batch_size': 7}, on top of the main case's sizes")
     dtype: str | None = Field(None, description="dtype for this case only, e.g. 'bfloat16'")
     scale: float = Field(1.0, description="magnitude of random values (e.g. 1e4 to test overflow)")
+    values: dict[str, str] | None = Field(None, description="value recipes per input (parameter name or position): "
+                                          "{'targets': '25% = -100'}, {'x': 'scale 1e4'}, {'mask': 'tril'}")
 
 
 class Tolerance(BaseModel):
@@ -77,6 +79,23 @@ class CaseResult(_Open):
                                "candidate blamed)")
     running_since: Any = Field(None, description="the case was running when the call timed out or died: since when")
     running_for_s: Any = Field(None, description="... and for how many seconds")
+    tier: Literal["contract", "robustness"] = Field("contract", description="contract: the problem's own inputs "
+                                                    "(decides ok); robustness: inputs it never produces (reported)")
+    robustness_kind: Any = Field(None, description="on a robustness case: layouts, empty, nan or extreme")
+    values: Any = Field(None, description="a case of yours that changed input values: its recipes (and hook file)")
+
+
+class RobustnessFinding(_Open):
+    """A check that failed on inputs the problem never produces (layouts, empty dims, NaN/inf, extreme values)."""
+
+    kind: str = Field(description="layouts | empty | nan | extreme: what `require` / strict names to make it count")
+    title: str = Field(description="what the verdict line says, e.g. 'non-contiguous input'")
+    check: str
+    message: str
+    case: str | None = None
+    evidence: Any = None
+    count: int = 1
+    fix: str = ""
 
 
 class CandidateReport(_Open):
@@ -86,6 +105,9 @@ class CandidateReport(_Open):
     ok: bool
     cases: list[CaseResult] = []
     findings: list[Finding] = []
+    verdict_line: str = Field("", description="pass, fail, or 'pass; not robust to: ...'")
+    robustness: list[RobustnessFinding] = Field([], description="failures on inputs the problem never produces: "
+                                                "reported beside the verdict, failing it only under strict/require")
     notes: list[str] = []
     error: dict[str, Any] | None = None
     time_s: float | None = None
@@ -254,6 +276,8 @@ class SuiteRow(_Open):
     verdict: Literal["pass", "fail", "error", "no candidate", "not run"]
     failing_check: str | None = Field(None, description="the first failing check (fix it first), e.g. 'mismatch'")
     failing_checks: list[str] = Field([], description="every failing check, in the order to fix them")
+    robustness: list[str] = Field([], description="robustness kinds it failed (layouts, empty, nan, extreme): inputs "
+                                  "the problem never produces, reported beside the verdict, not counted in fast_p")
     message: str = ""
     kernelbench: Literal["pass", "fail", "n/a", "skipped"] = Field(
         "skipped", description="KernelBench's criterion (5 seeds, torch.allclose at atol=rtol=1e-2) for the same file")

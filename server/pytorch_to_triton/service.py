@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import case_journal, sidecar
+from . import case_journal, sidecar, tiers, value_recipes
 from .errors import UsageError, WorkerError
 from .schemas import (
     AuditResult,
@@ -71,6 +71,13 @@ def _cases(cases: list[Any] | None) -> list[dict[str, Any]]:
         shape = c.get("shape")
         if isinstance(shape, list) and any((not isinstance(s, int)) or s < 0 for s in shape):
             raise UsageError(f"case shape {shape} must be a list of non-negative integers")
+        for name, recipe in (c.get("values") or {}).items():
+            try:
+                value_recipes.parse(recipe)
+            except ValueError as e:
+                raise UsageError(f"case {c.get('name') or '?'} values.{name}: {e}") from None
+        if shape is None and c.get("sizes") is None and c.get("values"):
+            c["sizes"] = {}  # a KernelBench case that changes values only: the main case's sizes
         if shape is None and c.get("sizes") is None:
             raise UsageError(f"case {c.get('name') or c} needs a shape (function-form reference, e.g. [4096, 1000]) "
                              "or sizes (KernelBench reference, e.g. {'batch_size': 7})")
@@ -154,11 +161,12 @@ class Service:
         large_offsets: bool = False,
         noncontiguous: bool | None = None,
         sizes: dict[str, int] | None = None,
+        strict: bool = False,
+        require: list[str] | None = None,
         timeout_s: float = VALIDATION_TIMEOUT_S,
         device: str | None = None,
         on_event: OnEvent | None = None,
         cancel: threading.Event | None = None,
-        require: list[str] | None = None,
     ) -> ValidationReport:
         """Validate candidate files against a PyTorch reference over many cases (the stage gate)."""
         ref = self.source(reference, reference_code, "reference")
@@ -166,6 +174,7 @@ class Service:
         merged, side_used = sidecar.for_validation(side, dtypes=dtypes, cases=cases, tolerances=tolerances,
                                                    sizes=sizes)  # explicit arguments win over the sidecar
         dtypes, cases, tolerances, sizes = merged["dtypes"], merged["cases"], merged["tolerances"], merged["sizes"]
+        required = sidecar.merge_require(side, strict, require, side_used)  # worker args["require"]
         cand_paths = [self.source(c, None, "candidate") for c in candidates or []]
         if candidate_code is not None:
             cand_paths.append(self.source(None, candidate_code, "candidate"))
@@ -180,14 +189,14 @@ class Service:
             "workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
             "candidate_entry": candidate_entry, "dtypes": dtypes, "cases": _cases(cases), "replace_cases": replace_cases,
             "only_cases": only_cases, "trials": int(trials), "seed": int(seed), "tolerances": _check_tolerances(tolerances),
-            "gradients": gradients, "large_offsets": large_offsets,
+            "gradients": gradients, "large_offsets": large_offsets, "require": required,
         }
         if noncontiguous is not None:
             base["noncontiguous"] = noncontiguous
         if sizes:
             base["sizes"] = check_sizes(sizes)
-        if require:
-            base["require"] = list(require)  # e.g. ["all_triton"]: worker/composition.py
+        if merged.get("sizes_interpreter"):
+            base["sizes_interpreter"] = check_sizes(merged["sizes_interpreter"], "sizes.interpreter")
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
         crashes = case_journal.ReferenceCrashes()  # cases whose reference crashed a worker: skipped for every candidate
@@ -215,7 +224,7 @@ class Service:
                 reports.append(case_journal.with_partial(_worker_failure(display, e, self.ws.root), e))
         report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials))
         cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
-               "--seed", str(seed), "--trials", str(trials)]
+               "--seed", str(seed), "--trials", str(trials)] + (["--strict"] if strict else [])
         if dtypes:
             cmd += ["--dtypes", ",".join(dtypes)]
         if sizes:
@@ -231,7 +240,8 @@ class Service:
             shrunk = extra.get("sizes_used") if extra.get("full_size_run") is False else None
             self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
                           len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter,
-                          "sizes_not_full": shrunk, **_journal_ran(cases, side_used, extra)})
+                          "sizes_not_full": shrunk, **_journal_ran(cases, side_used, extra),
+                          **tiers.journal_fields(cr, required)})
         return report
 
     # ---- run_benchmark --------------------------------------------------------------------------
@@ -253,6 +263,7 @@ class Service:
         sizes: dict[str, int] | None = None,
         warmup_ms: float = 25.0,
         rep_ms: float = 100.0,
+        strict: bool = False,
         timeout_s: float = BENCHMARK_TIMEOUT_S,
         device: str | None = None,
         on_event: OnEvent | None = None,
@@ -293,6 +304,9 @@ class Service:
             "warmup_ms": float(warmup_ms), "rep_ms": float(rep_ms), "peaks_file": str(self.ws.state_dir / "peaks.json"),
         }
         args.update({k: v for k, v in side_args.items() if k in ("tolerances", "bytes_expr", "flops_expr") and v})
+        # The output check before timing runs the problem's own inputs (contract); require travels for the checks
+        # that read it (all_triton).
+        args["require"] = sidecar.merge_require(side, strict, None, [])
         if sizes:
             args["sizes"] = check_sizes(sizes)
 
@@ -581,16 +595,17 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
     first_fix = None
     for r in reports:
         fails = [f for f in r.findings if f.severity == "fail"]
-        n_ok = sum(c.ok for c in r.cases)
         extra = r.model_extra or {}
         shrunk = (f" [KernelBench at sizes {', '.join(f'{k}={v}' for k, v in extra['sizes_used'].items())}: "
                   "full size not run]") if extra.get("full_size_run") is False and extra.get("sizes_used") else ""
         if r.ok:
-            lines.append(f"PASS {r.candidate}: {n_ok}/{len(r.cases)} cases{shrunk}")
+            lines.append(f"PASS {r.candidate}: {tiers.pass_line(r)}{shrunk}")
+            lines += tiers.robustness_lines(r)
         else:
             f0 = fails[0] if fails else None
             what = f"{f0.check} ({f0.case}): {f0.message}" if f0 else (r.error or {}).get("message", "failed")
             lines.append(f"FAIL {r.candidate}: {what}{shrunk}")
+            lines += tiers.robustness_lines(r)
             if first_fix is None:
                 first_fix = f"{r.candidate}: {f0.fix or f0.message}" if f0 else what
         comp = r.composition or {}  # worker/composition.py: Triton kernels vs library ops
@@ -599,7 +614,8 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
     # Where it ran, as the worker reported it (or, when every worker died first, as the slot's device says).
     dev = str(runtime.get("worker_device") or runtime.get("device") or "?")
     interp = bool(runtime["interpreter"]) if "interpreter" in runtime else dev.startswith("cpu")
-    verdict = ("pass" if ok else "fail") + (" (Triton interpreter on CPU)" if interp else "")
+    verdict = ("pass" if ok else "fail") + tiers.not_robust_to(reports) + (" (Triton interpreter on CPU)" if interp
+                                                                           else "")
     where = "" if interp else f" on {dev}" + (f" ({runtime['gpu']})" if runtime.get("gpu") else "")
     summary = "\n".join([f"run_validation {verdict}{where}: reference {ref}, seed {seed}, {trials} trial(s)",
                          *lines])

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import value_recipes
 from .errors import UsageError
 
 SUFFIX = ".p2t.toml"
@@ -26,8 +27,12 @@ DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16",
 _ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
             "fp64": "float64", "double": "float64"}
 PRESETS = ("tf32", "float32", "float16", "bfloat16", "float64")
-TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench", "audit")
-CASE_KEYS = ("name", "shape", "sizes", "dtype", "scale")
+TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench", "audit", "require")
+# What `require` may name: robustness kinds made part of the contract (worker/cases.py REQUIRE_KINDS) and
+# "all_triton" (no library compute beside the Triton kernels). strict=true on a tool means the four kinds.
+REQUIRE = ("layouts", "empty", "nan", "extreme", "all_triton")
+STRICT = REQUIRE[:4]
+CASE_KEYS = ("name", "shape", "sizes", "dtype", "scale", "values", "hook")
 TOL_KEYS = ("rtol", "atol", "preset", "reason")
 BENCH_KEYS = ("bytes", "flops", "dtype", "sizes", "cases")
 # Names a bytes/flops expression may use besides the reference's sizes; worker/formulas.py defines the same set.
@@ -166,6 +171,8 @@ class Sidecar:
     cases: list[dict[str, Any]] = field(default_factory=list)
     bench: dict[str, Any] = field(default_factory=dict)
     audit: dict[str, Any] = field(default_factory=dict)  # [audit]: audit/audit_table.py
+    require: list[str] = field(default_factory=list)
+    sizes_interpreter: dict[str, int] = field(default_factory=dict)
 
     def describe(self, used: list[str]) -> str:
         """One line for a report: which file, and which of its settings this call used."""
@@ -280,11 +287,11 @@ def _cases(raw: Any, path: Path, key: str, problem: Problem | None) -> list[dict
                 raise UsageError(f"{_where(path, where)}: shape must be a list (or table) of non-negative integers, "
                                  f"got {shape!r}")
             case["shape"] = shape
-        elif "sizes" in c:
+        elif "sizes" in c or (kb and ("values" in c or "hook" in c)):
             if problem is not None and not problem.kernelbench:
                 raise UsageError(f"{_where(path, where)}: sizes work for a KernelBench reference (module-level "
                                  "integers read by get_inputs); this reference takes shape = [...]")
-            case["sizes"] = _sizes(c["sizes"], path, f"{where}.sizes", problem)
+            case["sizes"] = _sizes(c.get("sizes") or {}, path, f"{where}.sizes", problem)
         else:
             raise UsageError(f"{_where(path, where)}: needs " + ("sizes = { ... }" if kb else "shape = [...]"))
         if "dtype" in c:
@@ -293,11 +300,36 @@ def _cases(raw: Any, path: Path, key: str, problem: Problem | None) -> list[dict
             if isinstance(c["scale"], bool) or not isinstance(c["scale"], (int, float)) or c["scale"] <= 0:
                 raise UsageError(f"{_where(path, where)}: scale must be a positive number")
             case["scale"] = float(c["scale"])
+        if "values" in c:
+            case["values"] = _values(c["values"], path, f"{where}.values")
+        if "hook" in c:
+            hook = c["hook"]
+            if not isinstance(hook, str) or not hook.endswith(".py") or "/" in hook or "\\" in hook:
+                raise UsageError(f"{_where(path, where)}: hook must name a .py file beside the sidecar, e.g. "
+                                 "hook = \"inputs.py\" (it defines edit(inputs, case) -> inputs)")
+            if not (path.parent / hook).is_file():
+                raise UsageError(f"{_where(path, where)}: hook file {hook} not found beside {path.name}")
+            case["hook"] = str(path.parent / hook)
         out.append(case)
     names = [c["name"] for c in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise UsageError(f"{_where(path, key)}: case names must be unique; repeated: {', '.join(dup)}")
+    return out
+
+
+def _values(raw: Any, path: Path, where: str) -> dict[str, str]:
+    """{input name or position: recipe}, each recipe checked (value_recipes.py)."""
+    if not isinstance(raw, dict) or not raw:
+        raise UsageError(f"{_where(path, where)} must be a table of input -> recipe, e.g. values = {{ targets = "
+                         "\"25% = -100\" }} (input names are the reference's parameter names, or positions \"0\", ...)")
+    out = {}
+    for name, recipe in raw.items():
+        try:
+            value_recipes.parse(recipe)
+        except ValueError as e:
+            raise UsageError(f"{_where(path, where)}.{name}: {e}") from None
+        out[str(name)] = str(recipe)
     return out
 
 
@@ -351,11 +383,17 @@ def parse(text: str, path: Path, problem: Problem | None = None) -> Sidecar:
         if problem is not None and not problem.kernelbench and raw["sizes"]:
             raise UsageError(f"{_where(path, 'sizes')}: size overrides work for a KernelBench reference (module-level "
                              "integers read by get_inputs); this reference takes [[cases]] with shape = [...]")
-        side.sizes = _sizes(raw["sizes"], path, "sizes", problem)
+        sizes = dict(raw["sizes"]) if isinstance(raw["sizes"], dict) else raw["sizes"]
+        if isinstance(sizes, dict) and isinstance(sizes.get("interpreter"), dict):
+            # [sizes.interpreter]: sizes for Triton's CPU interpreter only; the GPU keeps the problem's full size
+            side.sizes_interpreter = _sizes(sizes.pop("interpreter"), path, "sizes.interpreter", problem)
+        side.sizes = _sizes(sizes, path, "sizes", problem)
     if "tolerances" in raw:
         side.tolerances, side.reasons = _tolerances(raw["tolerances"], path)
     if "cases" in raw:
         side.cases = _cases(raw["cases"], path, "cases", problem)
+    if "require" in raw:
+        side.require = parse_require(raw["require"], _where(path, "require"))
     if "bench" in raw:
         b = raw["bench"]
         if not isinstance(b, dict):
@@ -375,6 +413,29 @@ def parse(text: str, path: Path, problem: Problem | None = None) -> Sidecar:
 
         side.audit = parse_audit(raw["audit"], path)
     return side
+
+
+def parse_require(raw: Any, where: str) -> list[str]:
+    """A checked `require` list (order kept, duplicates dropped)."""
+    if not isinstance(raw, list) or not all(isinstance(k, str) for k in raw):
+        raise UsageError(f"{where} must be a list of names among {list(REQUIRE)}, e.g. require = [\"layouts\", "
+                         "\"empty\"]")
+    bad = [k for k in raw if k not in REQUIRE]
+    if bad:
+        raise UsageError(f"{where}: {bad} not among {list(REQUIRE)} (layouts = non-contiguous inputs, empty = a zero "
+                         "dim, nan = NaN/inf inputs, extreme = large magnitudes, all_triton = no library compute)")
+    return list(dict.fromkeys(raw))
+
+
+def merge_require(side: Sidecar | None, strict: bool, explicit: list[str] | None, used: list[str]) -> list[str]:
+    """What the worker gets as args["require"]: the sidecar's list, an explicit one, and strict's four kinds."""
+    out = list(side.require) if side is not None else []
+    if side is not None and side.require:
+        used.append("require " + ", ".join(side.require))
+    out += parse_require(explicit, "require") if explicit else []
+    if strict:
+        out += list(STRICT)
+    return list(dict.fromkeys(out))
 
 
 def load(reference: Path, reference_source: str | None = None) -> Sidecar | None:
@@ -430,6 +491,9 @@ def for_validation(side: Sidecar | None, *, dtypes: list[str] | None, cases: lis
         used.append(f"{len(side.cases)} case(s) " + ", ".join(c["name"] for c in side.cases))
     out["tolerances"] = _merge_tols(side, tolerances, used)
     out["sizes"] = _merge_sizes(side.sizes, sizes, used, "sizes")
+    if side.sizes_interpreter and sizes is None:  # explicit sizes win over both
+        out["sizes_interpreter"] = dict(side.sizes_interpreter)
+        used.append("interpreter-only sizes " + ", ".join(f"{k}={v}" for k, v in side.sizes_interpreter.items()))
     return out, used
 
 

@@ -165,8 +165,9 @@ class _Suite:
 
     def __init__(self, service: Any, *, timeout_s: float, benchmark: bool, kernelbench: bool, trials: int,
                  compile: str, repeats: int, sizes: dict[str, Any] | None, journal: Path,
-                 cancel: threading.Event | None, on_event: OnEvent | None):
+                 cancel: threading.Event | None, on_event: OnEvent | None, strict: bool = False):
         self.svc = service
+        self.strict = strict
         self.timeout_s = timeout_s
         self.benchmark = benchmark
         self.kernelbench = kernelbench
@@ -208,7 +209,8 @@ class _Suite:
     def settings(self, problem: str) -> dict[str, Any]:
         return {"gpu": self.gpu, "sizes": _sizes_for(self.sizes, problem), "trials": self.trials,
                 "benchmark": self.benchmark and self.gpu, "compile": self.compile, "repeats": self.repeats,
-                "kernelbench": self.kernelbench, **({"require": self.require} if self.require else {})}
+                "kernelbench": self.kernelbench, **({"require": self.require} if self.require else {}),
+                **({"strict": True} if self.strict else {})}
 
     # ---- one unit ---------------------------------------------------------------------------------
     def run_unit(self, prob: Problem, cand: Path, key: str, device: str | None) -> SuiteRow:
@@ -231,6 +233,8 @@ class _Suite:
             kw: dict[str, Any] = {"sizes": sizes} if sizes else {}
             if self.require:
                 kw["require"] = self.require
+            if self.strict:
+                kw["strict"] = True
             rep = self.svc.validate(reference=ref_rel, candidates=[cand_rel], trials=self.trials, timeout_s=left(),
                                     device=device, on_event=fwd, cancel=self.cancel, **kw)
             row.interpreter = rep.interpreter
@@ -238,6 +242,7 @@ class _Suite:
             row.verdict = "pass" if rep.ok else "fail"
             row.failing_checks, row.message = _failures(rep)
             row.failing_check = row.failing_checks[0] if row.failing_checks else None
+            row.robustness = list(dict.fromkeys(f.kind for c in rep.candidates for f in c.robustness))
             if rep.ok:
                 row.message = rep.summary.splitlines()[0] if rep.summary else "pass"
             row.notes += [n for c in rep.candidates for n in c.notes][:5]
@@ -340,6 +345,7 @@ def run_suite(
     compile: str = "default",
     repeats: int = 3,
     sizes: dict[str, Any] | None = None,
+    strict: bool = False,
     on_event: OnEvent | None = None,
     cancel: threading.Event | None = None,
     stop: threading.Event | None = None,
@@ -369,7 +375,8 @@ def run_suite(
     out_dir = ws.state_dir / "suites" / suite_name
     journal = out_dir / "results.jsonl"
     s = _Suite(service, timeout_s=float(timeout_s), benchmark=benchmark, kernelbench=kernelbench, trials=int(trials),
-               compile=compile, repeats=int(repeats), sizes=sizes, journal=journal, cancel=cancel, on_event=on_event)
+               compile=compile, repeats=int(repeats), sizes=sizes, journal=journal, cancel=cancel, on_event=on_event,
+               strict=strict)
     s.require = ["all_triton"] if all_triton else []
     done_before = {} if redo else read_journal(journal)
     units: list[tuple[int, Problem, Path, str]] = []
@@ -491,12 +498,13 @@ def render_markdown(rep: SuiteReport) -> str:
              "|---|" + "---|" * len(FAST_P)]
     for base, vals in rep.fast_p.items():
         lines.append(f"| vs {base} | " + " | ".join(_fmt(vals.get(_pkey(p)), ".2f") for p in FAST_P) + " |")
-    lines += ["", "| problem | candidate | verdict | KernelBench criterion | median ms | vs eager | vs compile | "
-              "% of peak | peak memory |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += ["", "| problem | candidate | verdict | not robust to | KernelBench criterion | median ms | vs eager | "
+              "vs compile | % of peak | peak memory |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rep.rows:
         verdict = r.verdict + (f" ({r.failing_check})" if r.failing_check else "") + (" ↺" if r.resumed else "")
         mem = _fmt(r.peak_mem_mb, ".0f", " MB")
-        lines.append(f"| {r.problem} | {r.candidate} | {verdict} | {r.kernelbench} | {_fmt(r.median_ms, '.4f')} | "
+        robust = ", ".join(r.robustness) or "–"
+        lines.append(f"| {r.problem} | {r.candidate} | {verdict} | {robust} | {r.kernelbench} | {_fmt(r.median_ms, '.4f')} | "
                      f"{_fmt(r.speedup_vs_eager, '.2f', '×')} | {_fmt(r.speedup_vs_compile, '.2f', '×')} | "
                      f"{_fmt(r.pct_peak, '.0f', '%')} | {mem} |")
     if rep.caught_by_stricter_checks:
@@ -554,6 +562,11 @@ def _report(name: str, directory: str, layout: str, n_problems: int, rows: list[
             f"{counts.get('fail', 0)} fail, {counts.get('error', 0)} error ({counts['resumed']} resumed from the "
             f"journal); fast_0 {_fmt(f0, '.2f')}")
     lines = [head]
+    robust = [r for r in rows if r.verdict == "pass" and r.robustness]
+    if robust:
+        lines.append(f"  {len(robust)} passing candidate(s) not robust to inputs their problem never produces "
+                     "(reported, not counted; strict=true counts them): " + ", ".join(
+                         f"{r.problem}/{r.candidate} ({', '.join(r.robustness)})" for r in robust[:8]))
     for base, vals in fp.items():
         lines.append(f"  fast_p vs {base}: " + ", ".join(f"p={k}: {_fmt(v, '.2f')}" for k, v in vals.items()))
     if rep.kernelbench_fast_0 is not None:

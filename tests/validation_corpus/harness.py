@@ -7,6 +7,9 @@ Shared by tests/test_validation_corpus.py and benchmarks/validation_corpus.py. L
   its failing findings.
 - {"expect": "fail", "checks_any": [...]}: as above, but one of the listed ids is enough (for bugs whose
   symptom depends on scheduling, e.g. a race shows as wrong values or as run-to-run differences).
+- {"expect": "pass", "robustness": [...]}: a bug only inputs the problem never produces show (a layout-only
+  stride bug): it must pass the contract, with each listed kind (layouts, empty, nan, extreme) named in its
+  robustness section; "strict": "fail" records that strict=true fails it (issue 25).
 - "gpu_only": true: the bug cannot show under Triton's CPU interpreter (say why in "reason"); it is
   skipped there and run on a GPU.
 """
@@ -47,6 +50,7 @@ class Outcome:
     interpreter: bool | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)
     runtime: dict[str, Any] = field(default_factory=dict)
+    robustness: list[str] = field(default_factory=list)
 
     @property
     def expect_fail(self) -> bool:
@@ -58,7 +62,9 @@ class Outcome:
         if not self.ran:
             return "skipped"
         if not self.expect_fail:
-            return "pass" if self.ok and not self.fail_checks else "false_failure"
+            if not (self.ok and not self.fail_checks):
+                return "false_failure"
+            return "pass" if set(self.label.get("robustness") or []) <= set(self.robustness) else "robustness_missed"
         if self.ok:
             return "missed"
         need_all = self.label.get("checks") or []
@@ -83,7 +89,8 @@ class Outcome:
                 "expected_checks_any": self.label.get("checks_any"), "gpu_only": bool(self.label.get("gpu_only")),
                 "ran": self.ran, "skip_reason": self.skip_reason or None, "ok": self.ok,
                 "fail_checks": self.fail_checks, "warn_checks": self.warn_checks, "verdict": self.verdict,
-                "time_s": self.time_s, "interpreter": self.interpreter, "findings": self.findings}
+                "time_s": self.time_s, "interpreter": self.interpreter, "findings": self.findings,
+                "robustness": self.robustness, "expected_robustness": self.label.get("robustness")}
 
 
 def run_one(service: Any, key: str, label: dict[str, Any], *, has_cuda: bool, trials: int = 1,
@@ -103,7 +110,7 @@ def run_one(service: Any, key: str, label: dict[str, Any], *, has_cuda: bool, tr
         summary=rep.summary, time_s=cand.time_s, interpreter=rep.interpreter,
         findings=[{"check": f.check, "severity": f.severity, "case": f.case, "count": f.count,
                    "message": f.message[:240]} for f in cand.findings],
-        runtime=dict(rep.runtime or {}),
+        runtime=dict(rep.runtime or {}), robustness=sorted({r.kind for r in cand.robustness}),
     )
 
 

@@ -45,6 +45,7 @@ def main() -> int:
     from .memory import allocated
 
     _BASELINE["allocated"] = allocated(rt.device)  # what torch holds before any request (0 on a fresh context)
+    from . import run_validation  # noqa: F401 - loaded before the snapshot: PatchWatch watches the case runners
     from .guards import PatchWatch
 
     patches = PatchWatch()
@@ -225,7 +226,7 @@ def _dispatch(op: str, args: dict[str, Any], rt: Any, patches: Any, emit: Any) -
     if op == "ping":
         return {"pong": True}
     if op == "validate":
-        from .validate import validate_candidate
+        from .run_validation import validate_candidate
 
         return validate_candidate(args, rt, emit, patches)
     if op == "benchmark":

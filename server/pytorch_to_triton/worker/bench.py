@@ -22,21 +22,23 @@ import torch
 from . import compare as cmp
 from . import kernelbench as kbench
 from . import memory, roofline
+from .cases import DEFAULT_SHAPES
 from .guards import PatchWatch
+from .loader import load_task
+from .nest import flatten as _flatten
+from .nest import tensors as _tensors
 from .poison import POISON
 from .runtime import RECORDER, Runtime
 from .tasks import (
-    DEFAULT_SHAPES,
     SIZES_NEED_KERNELBENCH,
     Case,
     Task,
     TaskError,
     dtype_from_name,
     dtype_name,
-    load_task,
     upcast,
 )
-from .validate import SHRINK_FIX, _flatten, _tensors
+from .validate import SHRINK_FIX
 
 Emit = Callable[..., None]
 BIG_SPEEDUP = 10.0  # above this, the speedup over eager is reported as information (row "info")

@@ -114,6 +114,10 @@ class CallEvidence:
     patched: list[str] = field(default_factory=list)
 
 
+HARNESS_MODULES = ("tasks", "cases", "validate", "run_validation", "kernelbench", "loader", "ref_cache", "composition",
+                   "case_log")
+
+
 def _watched() -> tuple[list[tuple[str, Any]], list[tuple[str, type]]]:
     """Namespaces whose functions the harness (or the reference) relies on: modules and classes."""
     import builtins
@@ -124,7 +128,11 @@ def _watched() -> tuple[list[tuple[str, Any]], list[tuple[str, type]]]:
     import triton.testing
 
     from .. import protocol
-    from . import compare, errors_fmt, poison, refseal, runtime, tasks, validate
+    from . import compare, errors_fmt, poison, refseal, runtime
+
+    # The modules that run the cases are looked up, not imported: they import this one (no import circle), and
+    # by the time a candidate runs they are loaded.
+    harness = [sys.modules[f"{__package__}.{n}"] for n in HARNESS_MODULES if f"{__package__}.{n}" in sys.modules]
 
     modules: list[tuple[str, Any]] = [
         ("builtins", builtins), ("math", math), ("time", time), ("json", json), ("torch", torch),
@@ -133,7 +141,7 @@ def _watched() -> tuple[list[tuple[str, Any]], list[tuple[str, type]]]:
     ]
     classes: list[tuple[str, type]] = [("torch.Tensor", torch.Tensor), ("torch.cuda.Event", torch.cuda.Event)]
     # The harness's own code: a candidate runs in this process and could rebind compare() or Validator.
-    for mod in (compare, errors_fmt, sys.modules[__name__], poison, protocol, refseal, runtime, tasks, validate):
+    for mod in (compare, errors_fmt, sys.modules[__name__], poison, protocol, refseal, runtime, *harness):
         modules.append((mod.__name__, mod))
         classes += [(f"{mod.__name__}.{k}", v) for k, v in vars(mod).items()
                     if isinstance(v, type) and v.__module__ == mod.__name__]

@@ -90,7 +90,8 @@ def estimate(make_inputs: Any, reference: Any, device: str) -> Estimate | None:
         from torch._subclasses.fake_tensor import FakeTensorMode
     except ImportError:  # pragma: no cover - every torch >= 2.1 has it
         return None
-    from .validate import _flatten, _tensors
+    from .nest import flatten as _flatten
+    from .nest import tensors as _tensors
 
     try:
         with FakeTensorMode(allow_non_fake_inputs=True):

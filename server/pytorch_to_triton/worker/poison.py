@@ -37,6 +37,8 @@ class PoisonState:
 
 
 POISON = PoisonState()
+FLOAT_POISON_B = -7777.0  # run B's poison: finite, so unwritten elements show up in both runs differently
+INT_OFFSET_B = 3
 _ORIG: dict[str, Any] = {}
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from .nest import tensors_in
+
 
 @dataclass
 class Work:
@@ -33,22 +35,11 @@ class Work:
         return self.read_bytes + self.write_bytes
 
 
-def nested_tensors(value: Any) -> list[torch.Tensor]:
-    """Every tensor in a value, through lists, tuples and dicts (inputs, outputs, get_inputs() results)."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in nested_tensors(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in nested_tensors(v)]
-    return []
-
-
 def nbytes(value: Any) -> int:
     """Bytes of every tensor in a (nested) value, each distinct storage view counted once."""
     seen: set[tuple[int, int, tuple[int, ...]]] = set()
     total = 0
-    for t in nested_tensors(value):
+    for t in tensors_in(value):
         key = (t.data_ptr() if t.device.type != "meta" else id(t), t.dtype.itemsize, tuple(t.shape))
         if key in seen:  # the same tensor passed twice is read once
             continue

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from . import kernel_reuse, refseal
+from . import kernel_reuse
 from .code_cache import CachedSourceLoader
 
 DTYPES = {
@@ -29,16 +29,6 @@ DTYPES = {
     "int8": torch.int8, "uint8": torch.uint8, "int16": torch.int16, "int32": torch.int32,
     "int64": torch.int64, "bool": torch.bool,
 }
-
-DEFAULT_SHAPES: dict[int, dict[str, tuple[int, ...]]] = {
-    1: {"small": (1024,), "medium": (98432,), "large": (1048583,), "edge_empty": (0,), "edge_single": (1,),
-        "odd_7": (7,), "odd_1000": (1000,), "odd_4097": (4097,)},
-    2: {"small": (16, 128), "medium": (257, 1000), "large": (1823, 781), "edge_empty": (0, 128),
-        "edge_single": (1, 1), "odd_7": (7, 4097), "odd_rows": (1000, 7)},
-    3: {"small": (2, 16, 64), "medium": (4, 127, 300), "large": (8, 513, 781), "edge_empty": (0, 4, 8),
-        "edge_single": (1, 1, 1), "odd_7": (7, 7, 7)},
-}
-
 
 class TaskError(Exception):
     """A task file cannot be used as written; `phase` says where it went wrong."""
@@ -280,46 +270,6 @@ class Task:
         if self.kb is not None and isinstance(case.shape, dict):
             self.kb.prepare(self, dict(case.shape), case.dtype)
 
-    def case_specs(self, dtypes: list[str] | None, cases: list[dict] | None, replace: bool,
-                   only: list[str] | None = None) -> list[tuple[str, Any, torch.dtype, float]]:
-        """(name, shape, dtype, scale) for every case to run (form (a); KernelBench: kernelbench.plan)."""
-        shapes = getattr(self.ref_mod, "SHAPES", None)
-        if shapes is None:
-            rank = int(getattr(self.ref_mod, "RANK", 1))
-            if rank not in DEFAULT_SHAPES:
-                raise TaskError("inputs", f"RANK={rank} has no default shapes; declare SHAPES", usage=True)
-            shapes = DEFAULT_SHAPES[rank]
-        base: dict[str, Any] = dict(shapes)
-        names = dtypes or list(getattr(self.ref_mod, "DTYPES", None) or ["float32"])
-        dts = [dtype_from_name(n) for n in names]
-        specs: list[tuple[str, Any, torch.dtype, float]] = []
-        user = []
-        for c in cases or []:
-            if c.get("shape") is None:
-                hint = (" (sizes are for a KernelBench reference's module-level constants; this reference takes "
-                        "shape, as make_inputs(case) reads it)") if c.get("sizes") is not None else ""
-                raise TaskError("inputs", f"case {c.get('name') or c} has no shape{hint}", usage=True)
-            shape = c["shape"]
-            shape = tuple(shape) if isinstance(shape, list) else shape
-            user.append((str(c.get("name") or f"user_{len(user)}"), shape,
-                         dtype_from_name(c["dtype"]) if c.get("dtype") else None, float(c.get("scale", 1.0))))
-        if not replace:
-            for dt in dts:
-                for name, shape in base.items():
-                    specs.append((name, shape, dt, 1.0))
-        for name, shape, dt, scale in user:
-            for d in [dt] if dt is not None else dts:
-                specs.append((name, shape, d, scale))
-        if only:
-            unknown = set(only) - {n for n, *_ in specs}
-            if unknown:
-                raise TaskError("inputs", f"only_cases names {sorted(unknown)} not among {sorted({n for n, *_ in specs})}",
-                                usage=True)
-            specs = [s for s in specs if s[0] in only]
-        if not specs:
-            raise TaskError("inputs", "no cases to run: replace_cases=true needs at least one entry in cases", usage=True)
-        return specs
-
     def make_inputs(self, case: Case) -> list[Any]:
         """Inputs for one case as a list (KernelBench: get_inputs at the case's sizes under its seed)."""
         if self.kernelbench:
@@ -328,49 +278,6 @@ class Task:
         if isinstance(out, dict):
             raise TaskError("inputs", "make_inputs must return a tuple of positional arguments, not a dict", usage=True)
         return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
-def load_task(ref_path: Path, cand_path: Path | None, ref_entry: str | None, cand_entry: str | None,
-              device: str) -> Task:
-    """Import the reference (and a candidate) and resolve their entries."""
-    try:
-        ref_mod = load_module(ref_path, "ref")
-    except TaskError:
-        raise
-    except BaseException as e:  # noqa: BLE001 - the user's import error is data
-        raise ImportFailure("reference", e) from e
-    refseal.seal(ref_mod)  # before the candidate is imported: PatchWatch puts back whatever it changes
-    cand_mod = None
-    if is_kernelbench(ref_mod):
-        from .kernelbench import KernelBenchState
-
-        if cand_path is not None:
-            try:
-                cand_mod = load_module(cand_path, "cand")
-            except BaseException as e:  # noqa: BLE001
-                raise ImportFailure("candidate", e) from e
-            if not hasattr(cand_mod, "ModelNew"):
-                raise TaskError("import", f"{cand_path.name} defines no ModelNew (KernelBench form)", usage=True)
-        # The models are built by Task.prepare / make_inputs at the sizes of the case that runs (never at a full
-        # size the run does not use): ref_fn, ref_model and cand_fn are None until then.
-        task = Task(ref_mod, None, None, cand_mod, True, ref_path, cand_path)
-        task.kb = KernelBenchState(ref_mod, cand_mod, device)
-        return task
-    if not callable(getattr(ref_mod, "make_inputs", None)):
-        raise TaskError("import", f"{ref_path.name} has no make_inputs(case) and is not in KernelBench form "
-                        "(Model, get_inputs); see references/task-format.md", usage=True)
-    r_entry = resolve_reference_entry(ref_mod, ref_entry)
-    ref_fn = getattr(ref_mod, r_entry)
-    task = Task(ref_mod, ref_fn, None, None, False, ref_path, cand_path)
-    if cand_path is not None:
-        try:
-            cand_mod = load_module(cand_path, "cand")
-        except BaseException as e:  # noqa: BLE001
-            raise ImportFailure("candidate", e) from e
-        c_entry = resolve_candidate_entry(cand_mod, cand_entry, r_entry)
-        task.cand_fn, task.cand_mod = getattr(cand_mod, c_entry), cand_mod
-        check_signatures(ref_fn, task.cand_fn)
-    return task
 
 
 class ImportFailure(Exception):
