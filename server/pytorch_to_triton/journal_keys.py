@@ -6,8 +6,8 @@ for the sidecar, a digest of only the sections its tool reads:
 
 | tool            | keyed on                                                  | not keyed on            |
 |-----------------|-----------------------------------------------------------|-------------------------|
-| run_validation  | every section except the ones on the right                 | notes, [bench], reasons |
-| run_benchmark   | every section except the ones on the right ([bench] too)   | notes, reasons          |
+| run_validation  | every section except the ones on the right                 | notes, [bench], [audit], reasons |
+| run_benchmark   | every section except the ones on the right ([bench] too)   | notes, [audit], reasons |
 | audit_kernel    | every section except the ones on the right                 | notes, [bench], [cases], [tolerances] |
 
 A section this table does not name (one added later: value recipes, `require`, `strict`, ...) counts, so a new
@@ -25,8 +25,8 @@ from typing import Any
 
 PREFIX = "p2t-settings:"
 _IGNORED: dict[str, frozenset[str]] = {
-    "run_validation": frozenset({"notes", "bench"}),
-    "run_benchmark": frozenset({"notes"}),
+    "run_validation": frozenset({"notes", "bench", "audit"}),  # [audit]: the audit's example call and disputes
+    "run_benchmark": frozenset({"notes", "audit"}),
     # The static audit reads only the notes; its compiled analysis (GPU) builds inputs from sizes and dtypes.
     "audit_kernel": frozenset({"notes", "bench", "cases", "tolerances"}),
 }
