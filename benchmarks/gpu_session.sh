@@ -33,6 +33,6 @@ case "${PART:-perf}" in
     run gpu_cluster 330 python3 benchmarks/gpu_cluster.py
     run cluster_overhead 60 python3 benchmarks/cluster_overhead.py --calls 10 --tasks 500 ;;
   accept)
-    bash benchmarks/gpu_accept.sh ;;
+    source benchmarks/gpu_accept.sh ;;
 esac
-tar czf "$OUT/session_${PART:-perf}.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"
+tar czf "$OUT/session_${PART:-perf}${ACCEPT:-}.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"

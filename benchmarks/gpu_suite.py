@@ -63,6 +63,7 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=1, help="validation trials per case (KernelBench's 5 seeds run too)")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per problem candidate")
+    ap.add_argument("--no-bench", action="store_true", help="verdicts only (validation + KernelBench's criterion)")
     args = ap.parse_args()
     out = Path(os.environ.get("OUT") or "/tmp/out")
     out.mkdir(parents=True, exist_ok=True)
@@ -87,7 +88,8 @@ def main() -> int:
     timer.start()
     try:
         rep = run_suite(svc, directory=CORPUS, name="gpu-corpus", redo=args.redo, trials=args.trials,
-                        repeats=args.repeats, timeout_s=args.timeout, on_event=on_event, stop=stop)
+                        repeats=args.repeats, timeout_s=args.timeout, on_event=on_event, stop=stop,
+                        benchmark=not args.no_bench)
     finally:
         timer.cancel()
         svc.close()
