@@ -1,29 +1,30 @@
-"""Why a confined worker sees no GPU: confine as the worker does, then initialise CUDA and print what fails."""
+"""A confined process and CUDA: (1) confine first, then initialise CUDA (how the worker did it before
+2026-12-04 21:00: cuInit failed with error 304 on the H200); (2) initialise CUDA first, then confine, then allocate,
+launch a Triton kernel (JIT, ptxas, the launcher's C build) and read back: what the worker does now. Each in its
+own subprocess.
+
+    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/sandbox_gpu_probe.py
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
-import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
-os.environ["P2T_SANDBOX"] = "1"
-from pytorch_to_triton.worker import sandbox  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
-print("confine:", sandbox.confine(os.getcwd()).summary, flush=True)
-try:
-    import torch
 
-    print("cuda available:", torch.cuda.is_available(), "count:", torch.cuda.device_count(), flush=True)
-    torch.zeros(1).cuda()
-    print("cuda tensor ok", flush=True)
-except Exception:  # noqa: BLE001
-    traceback.print_exc()
-for p in ["/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm", "/proc/driver/nvidia/version", "/usr/local/nvidia/lib64",
-          "/sys/bus/pci/devices"]:
-    try:
-        os.listdir(p) if os.path.isdir(p) else open(p, "rb").close()
-        print("ok  ", p)
-    except OSError as e:
-        print("FAIL", p, e)
+def main() -> int:
+    """Run both orders and print what each child said."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "server"), os.environ.get("PYTHONPATH", "")]))
+    for order in ("confine_first", "cuda_first"):
+        r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sandbox_gpu_child.py"), order], cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=120)
+        print(f"== {order}: rc {r.returncode}\n{r.stdout}{r.stderr[-1500:]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

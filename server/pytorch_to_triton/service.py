@@ -621,6 +621,8 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
                          *lines])
     if first_fix:
         summary += f"\nfirst fix: {first_fix}"
+    if runtime.get("gpu_missing"):
+        summary = f"WARNING: {runtime['gpu_missing']}\n" + summary
     return ValidationReport(ok=ok, verdict=verdict, first_fix=first_fix, interpreter=interp,
                             device=str(runtime.get("worker_device") or runtime.get("device") or "?"), reference=ref,
                             candidates=reports, seed=seed, trials=trials, runtime=runtime, summary=summary)

@@ -293,6 +293,8 @@ class WorkerSlot:
         extra.update(sandbox_host.worker_env(limits.sandbox))
         if self.visible_devices is not None:
             extra["CUDA_VISIBLE_DEVICES"] = self.visible_devices
+        if self.name.startswith("cuda"):
+            extra["P2T_WORKER_GPU"] = "1"  # the worker must say so if CUDA then fails in it (worker/__main__.py)
         env = scrubbed_env(extra)
         use_as = limits.cpu_address_space and self.name == "cpu" and not Path("/dev/nvidiactl").exists()
 

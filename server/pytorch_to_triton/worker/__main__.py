@@ -25,9 +25,11 @@ def main() -> int:
     _become_subreaper()
     from . import sandbox
 
-    # Confined from here on, before torch is imported: Landlock (ABI < 8) confines the calling thread and the threads
-    # it starts later, not those already running, and numpy's BLAS starts its pool at import; no user file has been
-    # imported yet. Importing torch and creating the CUDA context happen under the ruleset (it allows what they read).
+    # A worker started for a GPU initialises CUDA before it confines itself: on the H200 (2026-12-04, driver
+    # 580.159.04) cuInit under the ruleset failed with error 304 ("OS call failed"), and the worker then ran
+    # everything under the interpreter. No user file is imported before confine; the threads that exist before it
+    # (the CUDA driver's, BLAS's) run no user code, and every thread user code can start inherits the ruleset.
+    cuda_error = _init_cuda_first() if os.environ.get("P2T_WORKER_GPU") == "1" and sandbox.wanted() else None
     sandbox_summary = sandbox.confine(os.getcwd()).summary
     # After confine too: this thread runs Python that a candidate could rebind (os.getppid).
     _exit_when_orphaned()
@@ -41,7 +43,13 @@ def main() -> int:
     rt = setup()
     poison.install()
     rt.info["startup_s"] = {"process_age_at_setup_s": age0, **_prewarm(rt)}
-    rt.info["sandbox"] = sandbox_summary
+    rt.info["sandbox"] = sandbox_summary + ("; CUDA initialised before confinement" if rt.device == "cuda" and
+                                            os.environ.get("P2T_WORKER_GPU") == "1" and sandbox.wanted() else "")
+    if os.environ.get("P2T_WORKER_GPU") == "1" and rt.device != "cuda":  # never a silent fall back to the interpreter
+        rt.info["gpu_missing"] = (f"this worker was started for a GPU but CUDA did not initialise in it "
+                                  f"({cuda_error or 'torch.cuda.is_available() is False'}): everything ran under "
+                                  "Triton's CPU interpreter. If the sandbox blocks the driver, run with --no-sandbox "
+                                  "(P2T_SANDBOX=0) and report it")
     from .memory import allocated
 
     _BASELINE["allocated"] = allocated(rt.device)  # what torch holds before any request (0 on a fresh context)
@@ -82,6 +90,18 @@ def _prewarm(rt: Any) -> dict[str, Any]:
         return startup(rt.device)
     except Exception as e:  # noqa: BLE001 - never stop the worker: the first call does what is missing
         return {"error": f"{type(e).__name__}: {e}"}
+
+
+def _init_cuda_first() -> str | None:
+    """Import torch and create the CUDA context now (before the sandbox); the error text when that fails."""
+    try:
+        import torch
+
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")  # the primary context, as the first request would make it
+        return None
+    except Exception as e:  # noqa: BLE001 - the worker then reports gpu_missing; it must still serve
+        return f"{type(e).__name__}: {str(e)[:300]}"
 
 
 def _exit_when_orphaned() -> None:

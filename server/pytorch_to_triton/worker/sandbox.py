@@ -320,10 +320,15 @@ def _block_landlock_for_test() -> None:
         raise OSError(ctypes.get_errno(), "seccomp filter refused")
 
 
+def wanted() -> bool:
+    """The server asked for confinement (P2T_SANDBOX=1, its default)."""
+    return os.environ.get("P2T_SANDBOX") == "1"
+
+
 def confine(workspace: str) -> State:
     """Confine this worker when P2T_SANDBOX=1 (the server's default): Landlock where the kernel has it, resource
     limits always. Never raises: a machine without Landlock runs unconfined and STATE.summary says so."""
-    if os.environ.get("P2T_SANDBOX") != "1":
+    if not wanted():
         STATE.summary = "sandbox: off (--no-sandbox or P2T_SANDBOX=0: user code can touch whatever this user can)"
         return STATE
     tmp_root = os.environ.get("TMPDIR") or tempfile.gettempdir()

@@ -1,0 +1,36 @@
+"""Child of sandbox_gpu_probe.py (a real file: @triton.jit needs one): confine and CUDA in the order argv[1] says."""
+
+import os
+import sys
+import tempfile
+import traceback
+
+sys.path.insert(0, os.path.join(os.getcwd(), "server"))
+os.environ["P2T_SANDBOX"] = "1"
+os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="p2t_probe_cache_")
+from pytorch_to_triton.worker import sandbox  # noqa: E402
+
+order = sys.argv[1]
+try:
+    if order == "cuda_first":
+        import torch
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")
+    print("confine:", sandbox.confine(os.getcwd()).summary[:80], flush=True)
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+    x = torch.randn(10000, device="cuda")
+    out = torch.empty_like(x)
+    add_kernel[(10,)](x, x, out, x.numel(), BLOCK=1024)
+    torch.cuda.synchronize()
+    print("triton kernel under the sandbox:", bool(torch.equal(out, x + x)), flush=True)
+except Exception:
+    traceback.print_exc(limit=3)
