@@ -242,6 +242,10 @@ class WorkerSlot:
     last_runtime: dict[str, Any] | None = None  # what the worker last reported (device, interpreter, GPU)
     memory_replacements: int = 0  # workers replaced because a call left GPU memory allocated
 
+    @property
+    def _sandboxed(self) -> bool:
+        return sandbox_host.on_for(self.name, self.limits.sandbox)[0]
+
     # ---- process lifecycle -------------------------------------------------
     def _spawn(self) -> None:
         """Make a worker this slot's current one: the warm spare when there is a live one, else a new process."""
@@ -290,7 +294,7 @@ class WorkerSlot:
         limits = self.limits
         mem = limits.memory_bytes or int(_total_ram() * 0.6)
         extra["P2T_WORKER_MEMORY_BYTES"] = str(mem)  # validate's input-size estimate respects the limit
-        extra.update(sandbox_host.worker_env(limits.sandbox))
+        extra.update(sandbox_host.worker_env(*sandbox_host.on_for(self.name, limits.sandbox)))
         if self.visible_devices is not None:
             extra["CUDA_VISIBLE_DEVICES"] = self.visible_devices
         if self.name.startswith("cuda"):
@@ -385,7 +389,7 @@ class WorkerSlot:
         assert self.proc is not None
         pid = self.proc.pid
         scratch_tmp = self.state_dir / "tmp" / self.name.replace(":", "")
-        free_at_start = sandbox_host.free_bytes(scratch_tmp) if self.limits.sandbox else -1
+        free_at_start = sandbox_host.free_bytes(scratch_tmp) if self._sandboxed else -1
         while True:
             now = time.monotonic()
             if cancel is not None and cancel.is_set():
@@ -451,7 +455,7 @@ class WorkerSlot:
                         result = msg.get("result") or {}
                         result.setdefault("worker_output", self._tail.text(mark, limit=2000) if self._tail.total > mark else "")
                         self.last_runtime = result.get("runtime") or self.last_runtime
-                        if self.limits.sandbox:
+                        if self._sandboxed:
                             sandbox_host.after_call(pid, scratch_tmp, result)
                         if msg.get("worker_exiting"):
                             self.kill()  # its CUDA context is poisoned: the next call must get a fresh worker
@@ -459,7 +463,7 @@ class WorkerSlot:
                             result.setdefault("worker_memory", msg.get("memory"))["replaced"] = True
                         return result
                     elif kind == "error":
-                        if self.limits.sandbox:
+                        if self._sandboxed:
                             sandbox_host.after_call(pid, scratch_tmp, None)
                         if msg.get("worker_exiting"):
                             self.kill()

@@ -99,6 +99,11 @@ def _init_cuda_first() -> str | None:
 
         torch.cuda.init()
         torch.zeros(1, device="cuda")  # the primary context, as the first request would make it
+        # Triton's driver finds libcuda with /sbin/ldconfig, a shell script on some images (no shell once confined):
+        # its answer is cached, and its C helpers are built into the cache now.
+        from triton.runtime import driver
+
+        driver.active.get_current_device()
         return None
     except Exception as e:  # noqa: BLE001 - the worker then reports gpu_missing; it must still serve
         return f"{type(e).__name__}: {str(e)[:300]}"

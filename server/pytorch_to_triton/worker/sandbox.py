@@ -329,7 +329,8 @@ def confine(workspace: str) -> State:
     """Confine this worker when P2T_SANDBOX=1 (the server's default): Landlock where the kernel has it, resource
     limits always. Never raises: a machine without Landlock runs unconfined and STATE.summary says so."""
     if not wanted():
-        STATE.summary = "sandbox: off (--no-sandbox or P2T_SANDBOX=0: user code can touch whatever this user can)"
+        why = os.environ.get("P2T_SANDBOX_OFF_WHY") or "--no-sandbox or P2T_SANDBOX=0"
+        STATE.summary = f"sandbox: off ({why}: user code can touch whatever this user can)"
         return STATE
     tmp_root = os.environ.get("TMPDIR") or tempfile.gettempdir()
     scratch = os.path.join(tmp_root, f"w{os.getpid()}")
