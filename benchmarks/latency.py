@@ -86,7 +86,9 @@ def bare_worker(calls: int) -> dict[str, Any]:
                  "_stale_checks", "_check_memory", "_case_body", "run_case"):
         if hasattr(validate.Validator, name):  # validate.py changes; time what exists
             setattr(validate.Validator, name, phases.wrap(name, getattr(validate.Validator, name)))
-    validate.load_task = phases.wrap("load_task", validate.load_task)
+    from pytorch_to_triton.worker import run_validation  # validate_candidate and its load_task live there
+
+    run_validation.load_task = phases.wrap("load_task", run_validation.load_task)
     spent = [0.0]
     import triton.runtime.jit as jit
 

@@ -447,7 +447,9 @@ def test_worker_env_cwd_tempdir_and_limits(box: Box) -> None:
     assert not leaked, leaked
     ours = {"PYTHONPATH", "TMPDIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "PYTHONUNBUFFERED",
             "PYTHONDONTWRITEBYTECODE", "P2T_WORKER_MEMORY_BYTES", "TRITON_INTERPRET", "CUDA_VISIBLE_DEVICES",
-            "P2T_SANDBOX", "P2T_SANDBOX_WRITABLE", "TORCHINDUCTOR_COMPILE_THREADS", "TEMP", "TMP"}
+            "P2T_SANDBOX", "P2T_SANDBOX_WRITABLE", "TORCHINDUCTOR_COMPILE_THREADS", "TEMP", "TMP",
+            # h28: the server turns Inductor's FX graph and AOTAutograd caches on (worker_client._start_process)
+            "TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOGRAD_CACHE", "P2T_WORKER_GPU"}
     extra = [k for k in env if k not in ENV_ALLOW and not k.startswith(ENV_ALLOW_PREFIXES) and k not in ours]
     assert not extra, f"variables outside the allowlist reached the worker: {extra}"
     # Known limit (docs/FAULTS.md): user code runs as the server's user and can read /proc/<server>/environ.

@@ -23,10 +23,13 @@ from typing import Any
 
 import torch
 
+from . import cases as cs
 from . import interp_traffic
 from . import kernelbench as kbench
-from .roofline import nested_tensors
-from .tasks import Case, Task, TaskError, dtype_from_name, load_task
+from . import sizes as sz
+from .loader import load_task
+from .nest import tensors_in
+from .tasks import Case, Task, TaskError, dtype_from_name
 
 # Measure at the benchmark's own size when its inputs + outputs are at most this many elements; the interpreter runs
 # ~1e6 elements of a vector add per second, so this stays a few seconds per candidate.
@@ -40,7 +43,7 @@ def _fake_bytes(value: Any) -> int:
     """Bytes of every tensor in a value, each tensor once (fake tensors have no data pointer to compare)."""
     seen: set[int] = set()
     total = 0
-    for t in nested_tensors(value):
+    for t in tensors_in(value):
         if id(t) not in seen:
             seen.add(id(t))
             total += t.numel() * t.element_size()
@@ -68,7 +71,7 @@ def _kb_work(task: Task, sizes: dict[str, int]) -> tuple[float, float]:
         model = mod.Model(*list(getattr(mod, "get_init_inputs", list)()))
         return inputs, model(*inputs), model
 
-    with kbench.sized(mod, sizes):
+    with sz.sized(mod, sizes):
         return _fake_work(run)
 
 
@@ -93,7 +96,7 @@ def _plan_kernelbench(task: Task, args: dict[str, Any], device: str) -> tuple[An
         full_bytes = float("inf")
     if _elems(full_bytes, dtype) <= MEASURE_MAX_ELEMS:
         return full, full, dtype, "the full size itself"
-    main = kbench.plan(task.ref_mod, device, args.get("sizes"), None).main.sizes
+    main = cs.plan(task.ref_mod, device, args.get("sizes"), None).main.sizes
     return main, full, dtype, "the validated (shrunk) size"
 
 
@@ -104,9 +107,9 @@ def _plan_form_a(task: Task, args: dict[str, Any], device: str) -> tuple[Any, An
     names = [args["dtype"]] if args.get("dtype") else list(getattr(task.ref_mod, "DTYPES", None) or ["float32"])
     dtype = dtype_from_name(names[0])
     sized: list[tuple[float, Any]] = []
-    for _, shape, _, _ in task.case_specs([names[0]], None, False):
+    for spec in cs.form_a_specs(task.ref_mod, [names[0]], None, False):
         try:
-            sized.append((_form_a_work(task, shape, dtype, device)[0], shape))
+            sized.append((_form_a_work(task, spec.shape, dtype, device)[0], spec.shape))
         except Exception:  # noqa: BLE001 - a shape the fake run cannot take is not a candidate to measure at
             continue
     try:
