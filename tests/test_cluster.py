@@ -360,10 +360,14 @@ def test_client_without_gpu_validates_and_benchmarks_remotely(cli_cluster: CliCl
     assert rep["ok"] and rep["runtime"]["dask_worker"].startswith("tcp://127.0.0.1:") and rep["runtime"]["host"]
     bundle = rep["candidates"][0]["cluster"]["bundle"]
     assert (tmp_path / "scratch" / "ws" / bundle / "task" / "good.py").is_file()  # ran on the shipped copy
-    # Locally a client without a GPU refuses to time; with --cluster the call goes to the worker, which has none
-    # here either and says so (on a GPU worker it times).
+    # Locally a client without a GPU does not time: it answers the roofline ESTIMATE (issue 29 item 7; on a GPU host
+    # with the GPUs hidden, its CPU worker refuses). With --cluster the call goes to the worker, which has none here
+    # either and says so (on a GPU worker it times).
     local = _cli(ws, "bench", "task/reference.py", "task/good.py", env=env)
-    assert local.returncode == 2 and "none is visible here" in local.stderr
+    if Path("/dev/nvidiactl").exists():
+        assert local.returncode == 2 and "the worker found none" in local.stderr, local.stderr[-2000:]
+    else:
+        assert local.returncode == 0 and "ESTIMATE only (no GPU)" in local.stdout, local.stderr[-2000:]
     remote = _cli(ws, "bench", "task/reference.py", "task/good.py", "--cluster", cli_cluster.address, env=env)
     assert remote.returncode == 2 and "the worker found none" in remote.stderr, remote.stderr[-2000:]
 

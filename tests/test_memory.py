@@ -175,16 +175,24 @@ def test_dead_worker_verdict_uses_the_slot_then_what_the_worker_reported(tmp_pat
     # restart after the crash cheap.
     svc = Service(tmp_path, device="0", limits=Limits(spare=True))
     try:
-        rep = svc.validate(reference="add_reference.py", candidates=["crash_candidate.py"], trials=1)
+        # The worker dies loading the candidate, before any case (a crash inside a case is resumed in a fresh
+        # worker since h25b, and that worker answers): nothing was reported, so where it ran comes from the slot.
+        rep = svc.validate(reference="add_reference.py", candidates=["crash_at_import_candidate.py"], trials=1)
         assert not rep.ok and rep.verdict == "fail" and rep.device == "cuda:0" and not rep.interpreter
         assert "interpreter" not in rep.summary and "on cuda:0" in rep.summary
         assert rep.candidates[0].error["device"] == "cuda:0"
         good = svc.validate(reference="add_reference.py", candidates=["add_stage1.py"], trials=1)
         assert good.ok and good.interpreter == (good.runtime.get("device") == "cpu")
-        rep2 = svc.validate(reference="add_reference.py", candidates=["crash_candidate.py"], trials=1)
+        # a GPU slot whose worker found no CUDA (a fake cuda slot here) warns, and the call still passes
+        assert good.interpreter == bool(good.runtime.get("gpu_missing")) == good.summary.startswith("WARNING: ")
+        rep2 = svc.validate(reference="add_reference.py", candidates=["crash_at_import_candidate.py"], trials=1)
         # now the slot knows what its worker reported: the interpreter here, on a GPU host a GPU
         assert rep2.interpreter == good.interpreter
         assert ("(Triton interpreter on CPU)" in rep2.verdict) == good.interpreter
+        # a crash inside a case: the cases after it ran in a fresh worker, whose report the verdict uses
+        rep3 = svc.validate(reference="add_reference.py", candidates=["crash_candidate.py"], trials=1)
+        assert not rep3.ok and rep3.device == "cuda:0" and rep3.interpreter == good.interpreter
+        assert rep3.candidates[0].error["device"] == "cuda:0" and rep3.candidates[0].error["case"]
     finally:
         svc.close()
 

@@ -52,14 +52,31 @@ def test_leftovers_are_killed_and_the_worker_is_spared() -> None:
 
 
 def test_after_call_empties_the_scratch_and_notes_the_kill(tmp_path: Path) -> None:
-    root = sandbox_host.scratch_root(tmp_path, os.getpid())
-    (root / "sub").mkdir(parents=True)
-    (root / "sub" / "f.bin").write_bytes(b"x" * 100)
-    (root / "g.txt").write_text("y")
-    result: dict = {"notes": []}
-    sandbox_host.after_call(os.getpid(), tmp_path, result)  # this test process has no children left: no kill note
-    assert root.is_dir() and list(root.iterdir()) == []
-    assert result == {"notes": []}
+    # A "worker" of our own that starts nothing: not this test process, whose children in a full run are the
+    # session's warm workers (after_call would kill them, and note it).
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        root = sandbox_host.scratch_root(tmp_path, worker.pid)
+        (root / "sub").mkdir(parents=True)
+        (root / "sub" / "f.bin").write_bytes(b"x" * 100)
+        (root / "g.txt").write_text("y")
+        result: dict = {"notes": []}
+        sandbox_host.after_call(worker.pid, tmp_path, result)  # the worker left no process running: no kill note
+        assert root.is_dir() and list(root.iterdir()) == []
+        assert result == {"notes": []}
+        assert worker.poll() is None  # the worker itself is spared
+    finally:
+        worker.kill()
+        worker.wait()
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+    try:
+        parent.stdout.readline()  # its two children run
+        result = {"notes": []}
+        sandbox_host.after_call(parent.pid, tmp_path, result)
+        assert result["sandbox_killed"] == 2 and "left 2 process(es) running" in result["notes"][0]
+    finally:
+        parent.kill()
+        parent.wait()
 
 
 def test_switch_and_worker_env(monkeypatch: pytest.MonkeyPatch) -> None:
