@@ -6,13 +6,16 @@ Fixtures: tests/estimate_fixtures (each file's docstring gives its analytic traf
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from conftest import HAS_CUDA
@@ -26,8 +29,40 @@ ROOT = Path(__file__).resolve().parent.parent
 no_gpu = pytest.mark.skipif(HAS_CUDA, reason="run_benchmark times on a GPU; the estimate is its no-GPU answer")
 
 
+def _interpreting_process() -> bool:
+    """Whether kernels can run under the interpreter in this process: TRITON_INTERPRET is set, and triton is either
+    not imported yet or was imported with it (its own @jit helpers, tl.max, tl.sum, tl.cdiv, are decorated then)."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return False
+    if "triton" not in sys.modules:
+        return True
+    import triton.language.standard as st
+
+    return type(st.max).__name__ == "InterpretedFunction"
+
+
+def _own_process(test: Callable[..., None]) -> Callable[..., None]:
+    """Run the test in a process of its own that sets TRITON_INTERPRET before triton is imported. The flag is read
+    when triton.jit decorates, and an earlier test of the session may have imported triton without it (torch's
+    FlopCounterMode does): an interpreted kernel calling tl.max then fails with "Cannot call @triton.jit'd outside of
+    the scope of a kernel". Setting the flag in this process instead would leave triton interpreted for later tests."""
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        if _interpreting_process():
+            test(*args, **kwargs)
+            return
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               f"{Path(__file__).resolve()}::{test.__name__}"], cwd=ROOT,
+                              env={**os.environ, "TRITON_INTERPRET": "1"}, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-4000:] + done.stderr[-2000:]
+
+    return run
+
+
 def _interpreted(monkeypatch: pytest.MonkeyPatch, name: str) -> ModuleType:
-    """A fixture module whose @triton.jit kernels run under the interpreter (the flag is read at decoration)."""
+    """A fixture module whose @triton.jit kernels run under the interpreter (the flag is read at decoration: the
+    test runs in a process of its own, see _own_process)."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     spec = importlib.util.spec_from_file_location(f"est_{name}", FIX / f"{name}.py")
     assert spec is not None and spec.loader is not None
@@ -37,6 +72,7 @@ def _interpreted(monkeypatch: pytest.MonkeyPatch, name: str) -> ModuleType:
 
 
 # ---- counting under the interpreter ---------------------------------------------------------------------------
+@_own_process
 def test_vector_add_bytes_equal_the_analytic_count(monkeypatch: pytest.MonkeyPatch) -> None:
     """n = 1000 with BLOCK 1024: 24 masked lanes move nothing, so loads are exactly 2 x 4 n and stores 4 n."""
     import torch
@@ -53,6 +89,7 @@ def test_vector_add_bytes_equal_the_analytic_count(monkeypatch: pytest.MonkeyPat
     assert c.launches[0].kernel == "add_kernel" and c.launches[0].grid == (1, 1, 1)
 
 
+@_own_process
 def test_softmax_one_pass_vs_recompute(monkeypatch: pytest.MonkeyPatch) -> None:
     """Softmax rows of 781 (BLOCK 1024): one pass loads 4 M N bytes; three passes load 12 M N; both store 4 M N and
     touch the same 8 M N distinct bytes."""
@@ -75,6 +112,7 @@ def test_softmax_one_pass_vs_recompute(monkeypatch: pytest.MonkeyPatch) -> None:
     assert one["unique_bytes"] == three["unique_bytes"] == 8 * m * n
 
 
+@_own_process
 def test_tl_dot_flops_by_precision(monkeypatch: pytest.MonkeyPatch) -> None:
     """2 M N K FLOPs, under the precision the GPU runs an fp32 dot in by default (tf32)."""
     import torch
