@@ -23,14 +23,18 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from .guards import HEAVY_OPS, CallEvidence, OpRecorder
 
-if TYPE_CHECKING:
-    from .validate import Validator
+
+class Finder(Protocol):
+    """What the judge needs of the Validator (validate.py imports this module: no import back)."""
+
+    def find(self, check: str, case: str, message: str, evidence: Any = None, severity: str = "fail") -> None: ...
+
 
 NEGLIGIBLE_FRACTION = 0.10
 RECOMPUTE_FRACTION = 0.5  # the candidate's op covers at least half the elements the reference's did
@@ -118,7 +122,7 @@ class Composer:
                 return []
         return sorted(self.ref_ops)
 
-    def judge(self, v: Validator, ev: CallEvidence, case: str, in_elems: int, out_elems: int,
+    def judge(self, v: Finder, ev: CallEvidence, case: str, in_elems: int, out_elems: int,
               out_bytes: int) -> dict[str, Any]:
         """Findings from what ran (into v), and the call's composition (for the case record)."""
         comp = self.composition(ev)
