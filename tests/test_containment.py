@@ -46,8 +46,13 @@ def test_candidate_crash_fails_that_case_only_and_the_rest_runs(svc: Service, fa
     bad, good = rep.candidates
     assert not bad.ok and good.ok, rep.summary
     cases = _cases(rep)
-    assert set(cases) == {"small", "edge_empty", "odd_7"}  # the case after the crash ran too (edge_empty is before)
+    # The case after the crash ran too, in the fresh worker: small:x1e4, the extreme-magnitude robustness case that
+    # follows the declared SHAPES (issue 25's two tiers); edge_empty runs before odd_7.
+    assert set(cases) == {"small", "edge_empty", "odd_7", "small:x1e4"}
     assert cases["small"].ok and cases["edge_empty"].ok and not cases["odd_7"].ok
+    assert cases["small:x1e4"].ok and cases["small:x1e4"].tier == "robustness"
+    names = [c.name for c in rep.candidates[0].cases]
+    assert len(names) == len(set(names)), names  # the resumed worker ran only what was left, nothing twice
     assert cases["odd_7"].error["type"] == "crashed"
     f = bad.findings[0]
     assert f.check == "crashed" and f.case == "odd_7" and "odd_7" in f.message, f

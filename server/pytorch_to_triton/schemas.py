@@ -83,6 +83,8 @@ class CaseResult(_Open):
                                                     "(decides ok); robustness: inputs it never produces (reported)")
     robustness_kind: Any = Field(None, description="on a robustness case: layouts, empty, nan or extreme")
     values: Any = Field(None, description="a case of yours that changed input values: its recipes (and hook file)")
+    tolerance_widened: Any = Field(None, description="true when atol was raised for this case to 2x PyTorch's own "
+                                   "error against float64 (no tolerance declared; a note says by how much)")
 
 
 class RobustnessFinding(_Open):
@@ -96,6 +98,8 @@ class RobustnessFinding(_Open):
     evidence: Any = None
     count: int = 1
     fix: str = ""
+    variant: Any = Field(None, description="the variant the finding is on and what it changes (layout, sizes, "
+                         "values), as in Finding")
 
 
 class CandidateReport(_Open):

@@ -21,6 +21,7 @@ VARIANTS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r":transposed$"), "layout", "the same values as case {base}, but each input of rank >= 2 is stored "
      "transposed (same shape, stride(-1) != 1)"),
     (re.compile(r"^nan_inf$"), "values", "NaN and +-inf written into one floating input, sizes as the main case"),
+    (re.compile(r":x1e4$"), "values", "every floating input scaled by 1e4 (|x| ~ 1e4), the sizes unchanged"),
     (re.compile(r"^(zero|edge_empty)"), "sizes", "a size set to 0 (empty tensors)"),
     (re.compile(r"^(single|edge_single)"), "sizes", "sizes set to 1"),
     (re.compile(r"^odd"), "sizes", "odd sizes (not a multiple of any block size)"),
@@ -92,9 +93,23 @@ def _main_passed(cases: list[dict[str, Any]]) -> bool:
                _variant(str(c.get("name"))) is None for c in cases)
 
 
-def _for_variant(f: dict[str, Any], kind: str, how: str, base: str, cases: list[dict[str, Any]]) -> str | None:
+def _for_variant(f: dict[str, Any], kind: str, how: str, base: str, cases: list[dict[str, Any]],
+                 lines: list[str] | None = None, file: str = "the candidate") -> str | None:
     label, check = str(f.get("case")), f.get("check")
     head = f"fails on the `{label}` variant ({kind}: {how})"
+    if kind == "values" and label.endswith(":x1e4"):
+        ran = any(c.get("name") == base and not c.get("skipped") for c in cases)
+        if ran and not _passed(cases, base):
+            return f"{head}; case {base} fails too at its own magnitudes: fix that first"
+        if not ran and not _main_passed(cases):
+            return None
+        why = f"case {base} with the same sizes passed" if ran else "the main case passed"
+        makers = _found(lines or [], NAN_MAKERS)
+        exp = [m for m in makers if m.startswith("tl.exp")]
+        return (f"{head}; {why}, so the magnitude is the cause: look for what overflows or loses precision at "
+                "|x| ~ 1e4 before it is scaled" +
+                (f"; constructs in {file} that overflow first: {'; '.join(makers)}" if makers else "") +
+                ("; subtract the row max before tl.exp (exp of 88+ is inf in fp32)" if exp else ""))
     if kind == "layout":
         if not _passed(cases, base):
             return f"{head}; case {base} fails too with the same values: fix that first"
@@ -123,8 +138,10 @@ def _for_nan(f: dict[str, Any], lines: list[str], file: str) -> str:
                 "the evidence)")
     droppers = _found(lines, NAN_DROPPERS)
     if droppers:
+        how = ("; to keep NaN through tl.maximum/tl.minimum: tl.where(x != x, x, tl.maximum(x, 0.0)), or "
+               "propagate_nan=tl.PropagateNan.ALL") if any(d.startswith("tl.maximum") for d in droppers) else ""
         return (f"NaN/inf in the input must reach the same outputs as in the reference ({seen[:160]}); constructs in "
-                f"{file} that can drop NaN: {'; '.join(droppers)}")
+                f"{file} that can drop NaN: {'; '.join(droppers)}{how}")
     return (f"NaN/inf in the input must reach the same outputs as in the reference ({seen[:160]}); {file} has no "
             "construct that drops NaN (nan_to_num, clamp, tl.maximum/minimum, tl.where, a NaN test): follow the "
             "first index in the evidence back to the inputs the kernel read for it")
@@ -144,8 +161,11 @@ EVIDENCE_CHECKS = {"exception", "mismatch", "relative_mismatch", "nonfinite", "u
 
 
 def explain(report: dict[str, Any], cand_path: Path) -> None:
-    """Rewrite the fix of each input-dependent finding from the evidence (variant, base case, source), in place."""
-    findings = [f for f in report.get("findings") or [] if f.get("check") in EVIDENCE_CHECKS]
+    """Rewrite the fix of each input-dependent finding from the evidence (variant, base case, source), in place:
+    the contract's `findings` and the `robustness` section alike (a robustness finding keeps its kind's general
+    fix only where the evidence names nothing more precise)."""
+    findings = [f for f in [*(report.get("findings") or []), *(report.get("robustness") or [])]
+                if f.get("check") in EVIDENCE_CHECKS]
     if not findings:
         return
     cases = report.get("cases") or []
@@ -156,10 +176,10 @@ def explain(report: dict[str, Any], cand_path: Path) -> None:
         var = _variant(label)
         fix = None
         if var is not None and f.get("check") != "nan_propagation":
-            fix = _for_variant(f, *var, cases)
-        elif f.get("check") == "nan_propagation":
+            fix = _for_variant(f, *var, cases, lines, file)
+        if fix is None and f.get("check") == "nan_propagation":
             fix = _for_nan(f, lines, file)
-        elif f.get("check") == "nonfinite":
+        elif fix is None and f.get("check") == "nonfinite":
             fix = _for_nonfinite(f, lines, file)
         if fix:
             f["fix"] = fix
