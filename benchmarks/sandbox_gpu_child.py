@@ -16,6 +16,9 @@ try:
         import torch
         torch.cuda.init()
         torch.zeros(1, device="cuda")
+    elif order == "worker":  # what the worker does now: CUDA, Triton's driver and libcuda's path, then confine
+        from pytorch_to_triton.worker import gpu_first
+        print("init_cuda:", gpu_first.init_cuda() or "ok", flush=True)
     print("confine:", sandbox.confine(os.getcwd()).summary[:80], flush=True)
     import torch
     import triton
@@ -32,5 +35,9 @@ try:
     add_kernel[(10,)](x, x, out, x.numel(), BLOCK=1024)
     torch.cuda.synchronize()
     print("triton kernel under the sandbox:", bool(torch.equal(out, x + x)), flush=True)
+    if order == "worker":  # the baselines: torch.compile (Inductor's codegen, its compile workers, ptxas) confined
+        f = torch.compile(lambda a: torch.softmax(a * 2.0, dim=-1))
+        y = torch.randn(64, 1000, device="cuda")
+        print("torch.compile under the sandbox:", bool(torch.allclose(f(y), torch.softmax(y * 2.0, dim=-1))), flush=True)
 except Exception:
     traceback.print_exc(limit=3)

@@ -306,3 +306,32 @@ def test_full_tile_loop_with_a_masked_tail_is_a_verify_note() -> None:
     rep = audit_source(FULL_TILES, "full.py")
     hits = [f for f in rep.findings if f.id == "unmasked_access"]
     assert [(f.line, f.severity) for f in hits] == [(10, "P2")] and "full tiles only" in hits[0].why
+
+
+# ---- a per-call constexpr is weighed by the values the probes saw it take (issue 26, P1 precision) -------------------
+def _recompile(values: list[str], varied: bool = True) -> AuditReport:
+    f = Finding(id="constexpr_recompile", category="performance", severity="P1", file="k.py", line=9,
+                evidence="CODE_SIZE=code.numel()", why="CODE_SIZE is a tl.constexpr of quant_kernel and gets ...")
+    probed = {"probes": [_probe("example"), _probe("sizes", ran=["n=1", "n=129"] if varied else [])],
+              "launched": ["quant_kernel"], "constexpr_values": {"quant_kernel": {"CODE_SIZE": values}}}
+    if not varied:
+        probed["probes"][1]["ran"] = []
+    return weigh(AuditReport(file="k.py", findings=[f]).finalize(), probed)
+
+
+def test_constexpr_that_stays_fixed_across_probe_sizes_is_a_verify_note() -> None:
+    f = _recompile(["256"]).findings[0]
+    assert f.severity == "P2" and f.why.startswith("verify: CODE_SIZE stayed 256"), f
+    assert _recompile(["256"], varied=False).findings[0].severity == "P1"  # no size changed: nothing shown
+
+
+def test_constexpr_that_changes_with_the_sizes_is_confirmed_with_its_values() -> None:
+    f = _recompile(["3", "17"]).findings[0]
+    assert f.severity == "P1" and "took 3, 17 (one compile each)" in f.evidence
+
+
+def test_probes_record_the_values_a_per_call_constexpr_took(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{REL}/softmax_constexpr_rows.py", harness=f"{REL}/harness_rows.py", compile=False)
+    f = next(f for f in rep.findings if f.check == "constexpr_recompile")
+    assert f.severity == "P1" and "confirmed by the probes: N_ROWS took 0, 1, 3" in f.evidence, rep.markdown
+    assert rep.counts["P0"] == 0

@@ -8,11 +8,15 @@ weigh() takes the static report (audit_source) and what the probes saw (worker/p
   such as `other=` on lanes that feed a tl.dot changes results, and nothing showed it is needed);
 - a suspect whose probe failed on another line is P1 "verify: may cause ...";
 - findings the task sidecar disputes (`[audit] accept = [{check, line, reason}]`) move to `accepted` with the reason.
-Findings about cost (P1 performance) and honesty checks keep their static severity.
+Findings about cost (P1 performance) and honesty checks keep their static severity, except a per-call constexpr
+(`constexpr_recompile`): the probes record the values each constexpr took across their sizes, so one that stayed
+the same while the sizes changed (a fixed table size, a model dimension) is P2 "verify:", and one that changed is
+confirmed with the values seen (one compile each).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -124,6 +128,8 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
             if recs_w:
                 report.findings.append(_failure_finding(name, recs_w, report.file, repro,
                                                         int((probed or {}).get("entry_line") or 0)))
+    if probed is not None:
+        _weigh_recompiles(report, probed)
     _accept(report, accept or [])
     report.finalize()
     suspects = sum(f.severity == "P2" and f.why.startswith("verify:") and hypothesis(f.id) is not None
@@ -133,6 +139,26 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
             "give an example call (harness=) to run them"
         report.verdict += f"; {suspects} static suspect(s) of wrong results to verify (P2): {ran}"
     return report
+
+
+def _weigh_recompiles(report: AuditReport, probed: dict[str, Any]) -> None:
+    """constexpr_recompile against the values the probes saw the parameter take while they changed the sizes."""
+    seen = probed.get("constexpr_values") or {}
+    varied = [p["name"] for p in probed.get("probes", []) if p.get("name") in ("rows", "sizes") and p.get("ran")]
+    for f in report.findings:
+        if f.id != "constexpr_recompile" or f.severity != "P1":
+            continue
+        m = re.search(r"tl\.constexpr of (\w+)", f.why)
+        param = f.evidence.split("=", 1)[0].strip()
+        values = (seen.get(m.group(1)) or {}).get(param) if m else None
+        if not values:
+            continue  # the kernel never launched with it under the probes: the static finding stands
+        if len(values) > 1:
+            f.evidence = f"{f.evidence} | confirmed by the probes: {param} took {', '.join(values)} (one compile each)"
+        elif varied:
+            f.severity = "P2"
+            f.why = (f"verify: {param} stayed {values[0]} while the probes changed the sizes ({', '.join(varied)}): "
+                     f"it recompiles only if it changes between your calls. {f.why}")
 
 
 def _reach(report: AuditReport, probed: dict[str, Any] | None) -> Callable[[Finding], bool]:

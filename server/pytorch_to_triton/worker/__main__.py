@@ -23,13 +23,13 @@ def main() -> int:
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     _become_subreaper()
-    from . import sandbox
+    from . import gpu_first, sandbox
 
     # A worker started for a GPU initialises CUDA before it confines itself: on the H200 (2026-12-04, driver
     # 580.159.04) cuInit under the ruleset failed with error 304 ("OS call failed"), and the worker then ran
     # everything under the interpreter. No user file is imported before confine; the threads that exist before it
     # (the CUDA driver's, BLAS's) run no user code, and every thread user code can start inherits the ruleset.
-    cuda_error = _init_cuda_first() if os.environ.get("P2T_WORKER_GPU") == "1" and sandbox.wanted() else None
+    cuda_error = gpu_first.init_cuda() if os.environ.get("P2T_WORKER_GPU") == "1" and sandbox.wanted() else None
     sandbox_summary = sandbox.confine(os.getcwd()).summary
     # After confine too: this thread runs Python that a candidate could rebind (os.getppid).
     _exit_when_orphaned()
@@ -90,23 +90,6 @@ def _prewarm(rt: Any) -> dict[str, Any]:
         return startup(rt.device)
     except Exception as e:  # noqa: BLE001 - never stop the worker: the first call does what is missing
         return {"error": f"{type(e).__name__}: {e}"}
-
-
-def _init_cuda_first() -> str | None:
-    """Import torch and create the CUDA context now (before the sandbox); the error text when that fails."""
-    try:
-        import torch
-
-        torch.cuda.init()
-        torch.zeros(1, device="cuda")  # the primary context, as the first request would make it
-        # Triton's driver finds libcuda with /sbin/ldconfig, a shell script on some images (no shell once confined):
-        # its answer is cached, and its C helpers are built into the cache now.
-        from triton.runtime import driver
-
-        driver.active.get_current_device()
-        return None
-    except Exception as e:  # noqa: BLE001 - the worker then reports gpu_missing; it must still serve
-        return f"{type(e).__name__}: {str(e)[:300]}"
 
 
 def _exit_when_orphaned() -> None:

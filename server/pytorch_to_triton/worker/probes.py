@@ -496,6 +496,10 @@ def _example_shape(h_mod: Any, shape: Any) -> Any:
     return shapes
 
 
+def _value_order(v: Any) -> tuple[str, Any]:
+    return (type(v).__name__, v if isinstance(v, (int, float)) else str(v))
+
+
 def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = None) -> dict[str, Any]:
     """Worker op "probe": args target, harness, entry?, shape?, dtype?, only?, budget_s?."""
     install_poison()
@@ -511,10 +515,16 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     from .runtime import RECORDER
 
     RECORDER.reset()
+    RECORDER.record_constexprs = True
     prober.task = not (args.get("entry") or hasattr(h_mod, "ENTRY") or callable(getattr(h_mod, "entry", None)))
     prober.tolerances = merged_tolerances(h_mod, None)
-    probes = prober.run()
+    try:
+        probes = prober.run()
+    finally:
+        RECORDER.record_constexprs = False
     launched = sorted(set(RECORDER.names))
+    constexprs = {k: {p: [repr(v) for v in sorted(vs, key=_value_order)][:8] for p, vs in ps.items()}
+                  for k, ps in RECORDER.constexprs.items()}
     safety = ("the interpreter's bounds check (every load/store inside its launch's tensors)" if bounds else
               "out-of-bounds accesses show as CUDA errors only when they leave the allocation (no compute-sanitizer "
               "here); poisoned guard bytes catch the rest as non-finite outputs")
@@ -523,7 +533,7 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     except (OSError, TypeError):
         entry_line = 0
     return {"probes": [p.as_dict() for p in probes], "entry": getattr(fn, "__name__", str(fn)), "entry_line": entry_line,
-            "launched": launched,
+            "launched": launched, "constexpr_values": constexprs,
             "shape": list(shape) if isinstance(shape, tuple) else shape, "dtype": args.get("dtype") or "float32",
             "device": rt.device, "safety": safety, "reference": ref is not None}
 

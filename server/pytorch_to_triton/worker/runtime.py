@@ -21,6 +21,10 @@ class LaunchRecorder:
     arg_bytes: int = 0  # bytes of the tensors handed to the launches (composition.py: is Triton's work negligible?)
     timing: bool = False  # CUDA events around each launch (composition.py: Triton's share of the GPU time)
     events: list[Any] = field(default_factory=list)
+    # The audit's probes (issue 26): the distinct values each kernel's tl.constexpr parameters took, per kernel name;
+    # one value per compile, so a parameter that takes a new value with every size recompiles per call.
+    record_constexprs: bool = False
+    constexprs: dict[str, dict[str, set[Any]]] = field(default_factory=dict)
 
     @property
     def in_launch(self) -> bool:
@@ -33,9 +37,42 @@ class LaunchRecorder:
         self.names = []
         self.arg_bytes = 0
         self.events = []
+        self.constexprs = {}
+
+    def note_constexprs(self, kernel: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Record the constexpr values of one launch (plain values as they are, anything else by its type)."""
+        names = _constexpr_names(kernel)
+        if not names:
+            return
+        arg_names = list(getattr(kernel, "arg_names", None) or [])
+        bound = dict(zip(arg_names, args))
+        bound.update(kwargs)
+        seen = self.constexprs.setdefault(name, {})
+        for p in names:
+            if p in bound:
+                v = bound[p]
+                seen.setdefault(p, set()).add(v if isinstance(v, (int, float, bool, str, type(None))) else
+                                              type(v).__name__)
 
 
 RECORDER = LaunchRecorder()
+_CONSTEXPR_NAMES: dict[int, tuple[str, ...]] = {}
+
+
+def _constexpr_names(kernel: Any) -> tuple[str, ...]:
+    """The tl.constexpr parameters of a JITFunction or an InterpretedFunction (read from the annotations, which
+    both keep on .fn; a string annotation under `from __future__ import annotations` too)."""
+    fn = getattr(kernel, "fn", None)
+    key = id(fn)
+    if key not in _CONSTEXPR_NAMES:
+        import inspect
+
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = []
+        _CONSTEXPR_NAMES[key] = tuple(q.name for q in params if "constexpr" in str(q.annotation))
+    return _CONSTEXPR_NAMES[key]
 
 
 def _tensor_bytes(args: tuple[Any, ...]) -> int:
@@ -65,6 +102,8 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
             name = getattr(self, "__name__", None) or getattr(getattr(self, "fn", None), "__name__", "kernel")
             RECORDER.names.append(name)
             RECORDER.arg_bytes += _tensor_bytes(args) + (_tensor_bytes(tuple(kwargs.values())) if kwargs else 0)
+            if RECORDER.record_constexprs:
+                RECORDER.note_constexprs(self, name, args, kwargs)
         timed = counts and RECORDER.timing
         if timed:
             pair = _event_pair()
