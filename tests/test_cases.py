@@ -292,3 +292,13 @@ def test_shrink_moves_linked_sizes_and_keeps_the_group_size() -> None:
     assert s["bias_shape[0]"] == s["out_features"] and s["out_features"] // s["num_groups"] == 64, s
     assert max(s[k] for k in sz.varied(p.defaults, {}, sz.derived(m))) <= sz.CPU_MAX_DIM, s
     assert not any("left" in n for n in p.notes)
+
+
+def test_shrink_keeps_the_head_size_when_the_head_count_turns_odd() -> None:
+    """KernelBench 50_ReLUSelfAttention: n_head 12 -> 6 -> 3 halves with n_embd, then cannot; n_embd stops there
+    (head size 64) instead of shrinking alone to head size 16 as a trial saw."""
+    from pytorch_to_triton.worker import cases as cs
+
+    p = cs.plan(_mod("relu_attn_reference.py"), "cpu", None, None)
+    s = p.main.sizes
+    assert s["n_embd"] // s["n_head"] == 64 and s["n_embd"] % s["n_head"] == 0, s

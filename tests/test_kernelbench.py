@@ -293,3 +293,17 @@ def test_variant_the_reference_rejects_falls_back_or_is_skipped(service):
     assert set(by) == {"odd_batch_size", "single_batch_size"}, set(by)
     assert by["odd_batch_size"].shape == [[15, 64]] and by["single_batch_size"].shape[0][0] == 1
     assert any("reference rejects the odd variant" in n and "ran odd_batch_size" in n for n in cand.notes)
+
+
+def test_long_variant_reaches_past_two_of_the_candidates_blocks(service):
+    """Issue 29 item 2: the shrunk sizes and LONG_DIM (333) fit in one 1024-wide chunk, where a loop that keeps only
+    the last chunk is right; the long_dim variant reads the candidate's block from its launches and goes to 2049."""
+    rep = service.validate(reference=f"{FIX}/rowsum_reference.py", trials=1,
+                           candidates=[f"{FIX}/rowsum_good.py", f"{FIX}/rowsum_chunk_reset.py"])
+    good, bad = _cand(rep, "rowsum_good.py"), _cand(rep, "rowsum_chunk_reset.py")
+    assert good.ok, rep.summary
+    assert not bad.ok, rep.summary
+    assert {c.name for c in bad.cases if not c.ok} == {"long_dim"}, [(c.name, c.ok) for c in bad.cases]
+    assert next(c for c in good.cases if c.name == "long_dim").shape[0][1] == 2049
+    assert any("long_dim: dim=2049 instead of 333, past two of the candidate's 1024-wide blocks" in n
+               for n in good.notes), good.notes

@@ -317,6 +317,30 @@ class Plan:
     cases: list[Planned]
     full_size_run: bool
     notes: list[str] = field(default_factory=list)
+    start: dict[str, int] = field(default_factory=dict)  # the problem's sizes (with the user's pins)
+    rels: list[tuple[str, str, str]] = field(default_factory=list)
+    keep: set[str] = field(default_factory=set)
+
+
+def widen_long(mod: ModuleType, p: Plan, c: Planned, block: int | None) -> str | None:
+    """A long_<size> variant made to reach past two of the candidate's own blocks along that size (2 * block + 1,
+    odd), as far as the problem's own size goes: a loop or grid that stops at whole blocks shows only from the second
+    block on, and LONG_DIM may sit inside the first one (a 1024-wide chunk). The note says what moved."""
+    if not block or not c.name.startswith("long_") or not c.holds:
+        return None
+    k = c.holds[0]
+    top = p.start.get(k, 0)
+    new = min(2 * block + 1, top)
+    if new % 2 == 0 and new > 1 and new == top:
+        new -= 1
+    if new <= c.sizes.get(k, 0):
+        return None
+    old = c.sizes[k]
+    c.sizes = {**c.sizes, k: new}
+    c.fallbacks = []
+    _keep_invariants(mod, c, p.rels, p.keep)
+    return (f"{c.name}: {k}={new} instead of {old}, past two of the candidate's {block}-wide blocks "
+            f"(read from its launches)")
 
 
 def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases: list[dict[str, Any]] | None,
@@ -333,12 +357,13 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
     vary = sz.varied(defaults, pinned, follows)  # what shrinking may change: the main case keeps the sizes you pinned
     every = sz.varied(defaults, {}, follows)  # what the edge variants change: every size, pinned or not
     rels = sz.relations(defaults, every)
+    ratio = sz.ratios(mod, start, every)  # read once at the problem's sizes (shrunk ones have chance ratios)
     notes: list[str] = []
     if device == "cuda":
         main = Planned("full" if not pinned else "sized", start, "main", optional=False,
                        why="the problem's get_inputs() at its full size" if not pinned else "get_inputs() at your sizes")
     else:
-        small_enough = sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM, keep=keep)
+        small_enough = sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM, keep=keep, keep_ratio=ratio)
         wide = {k: small_enough[k] for k in vary if small_enough[k] > sz.CPU_MAX_DIM}
         if wide:
             notes.append(f"shrinking left {sz.fmt(wide)} above {sz.CPU_MAX_DIM}: the reference rejects smaller "
@@ -374,7 +399,8 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
     if not replace:
         base = main
         if device == "cuda":
-            medium = sz.shrink(mod, main.sizes, vary, sz.GPU_MEDIUM_ELEMS, sz.GPU_MEDIUM_DIM, keep=keep)
+            medium = sz.shrink(mod, main.sizes, vary, sz.GPU_MEDIUM_ELEMS, sz.GPU_MEDIUM_DIM, keep=keep,
+                               keep_ratio=ratio)
             if medium != main.sizes:
                 base = Planned("medium", medium)
                 cases.append(base)
@@ -383,7 +409,7 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
         odd = sz.oddify(base.sizes, every)
         cases.append(Planned("odd", odd, fallbacks=[Planned(f"odd_{k}", sz.oddify(base.sizes, [k])) for k in every
                                                     if odd[k] != base.sizes[k]]))
-        small = sz.shrink(mod, main.sizes, every, sz.SMALL_ELEMS, sz.SMALL_DIM, floor=2, keep=keep)
+        small = sz.shrink(mod, main.sizes, every, sz.SMALL_ELEMS, sz.SMALL_DIM, floor=2, keep=keep, keep_ratio=ratio)
         cases.append(Planned("small", small))
         # One long odd dimension at a time, the others small: a grid or loop that stops at whole blocks only shows
         # past the first block, and shrunk sizes fit in one (bmm's M // 64 grid passed at m=32 on the interpreter).
@@ -430,7 +456,7 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
                 kept.append(c)
         cases = kept
     return Plan(defaults, pinned, main, cases, full_size_run=full and any(c.kind == "main" for c in cases),
-                notes=notes)
+                notes=notes, start=start, rels=rels, keep=keep)
 
 
 def _keep_invariants(mod: ModuleType, c: Planned, rels: list[tuple[str, str, str]], keep: set[str]) -> None:

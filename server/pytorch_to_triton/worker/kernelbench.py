@@ -26,6 +26,7 @@ from .errors_fmt import describe
 from .nest import flatten
 from .nest import tensors_in as _tensors
 from .poison import FLOAT_POISON_B
+from .runtime import RECORDER
 from .tasks import Case, TaskError, dtype_from_name, dtype_name
 from .validate import SMALL_OUTPUT_FACTOR
 
@@ -240,12 +241,35 @@ def validate_cases(v: Validator, task: Task, args: dict[str, Any], emit: Any,
     trials = max(1, int(args.get("trials", 3)))
     ran: dict[str, Any] = {}
     total = len(dts) * sum(trials if c.kind in ("main", "size", "user") else 2 for c in p.cases)
-    done = 0
     checks = {"parameters": "", "small_outputs": f"checked: max|reference| < {SMALL_OUTPUT_FACTOR:g} x atol adds a "
                                                  "warning and a relative-error check", "nan_inf": "not run"}
     state: dict[str, Any] = {}
+    RECORDER.record_blocks(True)  # the candidate's block sizes, for the long_ variants (cases.widen_long)
+    try:
+        _run_planned(v, task, args, emit, report, p, dts, trials, total, checks, ran, state)
+    finally:
+        RECORDER.record_blocks(False)
+    v.tier, v.kind, v.values, v.hook = cs.CONTRACT, None, None, None
+    checks["parameters"] = kb.parameters
+    v.notes.extend(n for n in kb.notes if n not in v.notes)
+    kb.restore()
+    report["full_size_run"] = p.full_size_run
+    report["sizes_used"] = dict(p.main.sizes)
+    report["kernelbench"] = {"size_constants": p.defaults, "sizes_pinned": p.pinned, "main_case": p.main.name,
+                             "full_size_run": p.full_size_run, "cases_sizes": ran, "checks": checks,
+                             "automatic_variants": not bool(args.get("replace_cases"))}
+    return [cs.Spec(p.main.name, dict(p.main.sizes), d, 1.0, cs.CONTRACT, p.main.why) for d in dts]
+
+
+def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, report: dict[str, Any], p: cs.Plan,
+                 dts: list[torch.dtype], trials: int, total: int, checks: dict[str, str], ran: dict[str, Any],
+                 state: dict[str, Any]) -> None:
+    done = 0
     for dtype in dts:
         for c in p.cases:
+            widened = cs.widen_long(task.ref_mod, p, c, RECORDER.widest_block())
+            if widened:
+                v.notes.append(widened)
             done += trials if c.kind in ("main", "size", "user") else 2
             emit("progress", message=f"{report['candidate']}: {cs.label(c)} {dtype_name(dtype)} ({sz.fmt(c.sizes)})",
                  progress=done, total=total)
@@ -302,16 +326,6 @@ def validate_cases(v: Validator, task: Task, args: dict[str, Any], emit: Any,
                     raise TaskError("reference", f"Model(*get_init_inputs()) raised at sizes {sz.fmt(c.sizes)}: {e}; pass "
                                     "sizes=... the reference accepts", usage=True) from e
                 v.notes.append(f"reference Model rejects the {c.name} sizes ({sz.fmt(c.sizes)}): {e}; skipped")
-    v.tier, v.kind, v.values, v.hook = cs.CONTRACT, None, None, None
-    checks["parameters"] = kb.parameters
-    v.notes.extend(n for n in kb.notes if n not in v.notes)
-    kb.restore()
-    report["full_size_run"] = p.full_size_run
-    report["sizes_used"] = dict(p.main.sizes)
-    report["kernelbench"] = {"size_constants": p.defaults, "sizes_pinned": p.pinned, "main_case": p.main.name,
-                             "full_size_run": p.full_size_run, "cases_sizes": ran, "checks": checks,
-                             "automatic_variants": not bool(args.get("replace_cases"))}
-    return [cs.Spec(p.main.name, dict(p.main.sizes), d, 1.0, cs.CONTRACT, p.main.why) for d in dts]
 
 
 def _accepted(v: Validator, task: Task, args: dict[str, Any], c: cs.Planned, dtype: torch.dtype) -> cs.Planned | None:

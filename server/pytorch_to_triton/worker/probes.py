@@ -515,13 +515,13 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     from .runtime import RECORDER
 
     RECORDER.reset()
-    RECORDER.record_constexprs = True
+    RECORDER.record_blocks(True)
     prober.task = not (args.get("entry") or hasattr(h_mod, "ENTRY") or callable(getattr(h_mod, "entry", None)))
     prober.tolerances = merged_tolerances(h_mod, None)
     try:
         probes = prober.run()
     finally:
-        RECORDER.record_constexprs = False
+        RECORDER.record_blocks(False)
     launched = sorted(set(RECORDER.names))
     constexprs = {k: {p: [repr(v) for v in sorted(vs, key=_value_order)][:8] for p, vs in ps.items()}
                   for k, ps in RECORDER.constexprs.items()}

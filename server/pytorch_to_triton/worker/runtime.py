@@ -37,7 +37,21 @@ class LaunchRecorder:
         self.names = []
         self.arg_bytes = 0
         self.events = []
-        self.constexprs = {}
+
+    def record_blocks(self, on: bool) -> None:
+        """Start (clearing what was seen) or stop recording constexpr values; reset() keeps them, so a caller
+        collects them across guarded calls."""
+        self.record_constexprs = on
+        if on:
+            self.constexprs = {}
+
+    def widest_block(self) -> int | None:
+        """The largest tile the candidate's launches used: a power-of-two constexpr (at least 16) whose parameter
+        is named like a block (BLOCK_N, TILE_M, CHUNK), over every kernel recorded."""
+        sizes = [v for ps in self.constexprs.values() for name, vs in ps.items()
+                 if any(w in name.upper() for w in ("BLOCK", "TILE", "CHUNK")) for v in vs
+                 if type(v) is int and v >= 16 and v & (v - 1) == 0]
+        return max(sizes, default=None)
 
     def note_constexprs(self, kernel: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Record the constexpr values of one launch (plain values as they are, anything else by its type)."""

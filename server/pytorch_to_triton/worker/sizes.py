@@ -350,14 +350,17 @@ def repair(sizes: dict[str, int], rels: list[tuple[str, str, str]], keep: Any = 
 
 
 def shrink(mod: ModuleType, start: dict[str, int], vary: list[str], max_elems: int, max_dim: int,
-           floor: int = 4, keep: Any = ()) -> dict[str, int]:
+           floor: int = 4, keep: Any = (), keep_ratio: dict[str, str] | None = None) -> dict[str, int]:
     """Halve the largest varied size until inputs + outputs fit `max_elems` and no varied size exceeds `max_dim`;
     a halving the reference rejects (on fake tensors) freezes that constant instead. Ratios stay roughly the same
-    because the largest is always halved first, and get_init_inputs is re-read at every step."""
+    because the largest is always halved first, and get_init_inputs is re-read at every step. A structural ratio
+    (keep_ratio, b -> a: the head size n_embd / n_head) halves both together; when a cannot halve (n_head 3), b
+    stops where it is."""
     cur = dict(start)
     est, ok0 = footprint(mod, cur)
     frozen: set[str] = set()
-    keep_ratio = ratios(mod, start, vary)
+    if keep_ratio is None:  # read from the sizes shrinking starts at: pass the problem's own when starting lower
+        keep_ratio = ratios(mod, start, vary)
     for _ in range(256):
         free = [k for k in vary if k not in frozen and cur[k] > floor]
         too_wide = [k for k in free if cur[k] > max_dim]
@@ -369,6 +372,9 @@ def shrink(mod: ModuleType, start: dict[str, int], vary: list[str], max_elems: i
         a = keep_ratio.get(k)
         if a is not None and a not in keep and cur[a] % 2 == 0 and cur[k] % 2 == 0:
             step[a] = cur[a] // 2  # b / a (the head size) stays
+        elif a is not None:
+            frozen.add(k)  # a cannot halve with it (n_head 3): b stays, so the head size is the problem's
+            continue
         trial = settle(mod, {**cur, **step}, keep)
         t_est, t_ok = footprint(mod, trial)
         if ok0 and not t_ok:
