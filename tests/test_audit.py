@@ -256,3 +256,37 @@ def test_a_stride_parameter_is_known_by_what_the_launch_passes_not_by_its_name()
     assert not [f for f in by_stride.findings if f.id == "uncoalesced_access"]
     by_size = audit_source(STRIDE_BY_ANY_NAME.format(mult="n_cols"), "k.py")  # lanes n_cols apart: really strided
     assert [f for f in by_size.findings if f.id == "uncoalesced_access"]
+
+
+def test_missing_autotune_never_offers_fixed_values_for_a_next_power_of_2_block() -> None:
+    """A trial's lse_combine_kernel: BLOCK_T = next_power_of_2(T) must cover all T partials (no loop); the snippet
+    offered BLOCK_T in {1024, ...}, which would drop partials past the block. Now it tunes num_warps only."""
+    src = COVERING
+    rep = audit_source(src, "combine.py")
+    f = next(f for f in rep.findings if f.id == "missing_autotune")
+    assert "BLOCK_T" not in f.snippet.split("key=")[0] and "num_warps=w" in f.snippet, f.snippet
+    assert "next_power_of_2" in f.why
+    looped = audit_source(src.replace("BLOCK_T=triton.next_power_of_2(t)", "BLOCK_T=1024"), "combine.py")
+    g = next(f for f in looped.findings if f.id == "missing_autotune")
+    assert "'BLOCK_T': b" in g.snippet  # a fixed caller block: the block configs as before
+
+
+COVERING = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def combine_kernel(p_ptr, out_ptr, T, BLOCK_T: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_T)
+    x = tl.load(p_ptr + row * T + offs, mask=offs < T, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+
+def combine(p: torch.Tensor) -> torch.Tensor:
+    m, t = p.shape
+    out = torch.empty(m, device=p.device, dtype=p.dtype)
+    combine_kernel[(m,)](p, out, t, BLOCK_T=triton.next_power_of_2(t))
+    return out
+'''

@@ -49,3 +49,22 @@ def test_only_cases_run_reproduces_with_the_flag(tmp_service, tmp_path: Path) ->
     assert argv[argv.index("--only-cases") + 1] == "odd_7", rep.reproduce
     args = build_parser().parse_args(argv[1:])  # the line parses as the same subset run
     assert args.only_cases == "odd_7"
+
+
+def test_a_worker_that_cannot_start_is_an_environment_error_not_a_verdict(tmp_path: Path) -> None:
+    """A trial venv lacked numpy (Triton's interpreter imports it): the first validate said the candidate 'crashed
+    (user code called os._exit?)'. Now: exit 2, the missing module and the pip line, no verdict on the candidate."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    fake = tmp_path / "numpy"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root / "server")])}
+    r = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "validate", "examples/softmax/reference.py",
+                        "examples/softmax/stage1.py"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "the worker could not start: ModuleNotFoundError: No module named 'numpy'" in r.stderr + r.stdout
+    assert "pip install numpy" in r.stderr + r.stdout and "FAIL" not in r.stdout

@@ -6,7 +6,9 @@ copy at 4222-4246 GB/s (88 % of 4800) and a bf16 8192^3 matmul at 685-702 TFLOP/
 is a lower bound on time that ranks stages, not a prediction (benchmarks/RESULTS.md, Peaks).
 
 Precision keys match worker/interp_traffic.dot_precision: tf32 (an fp32 tl.dot's default), tf32x3 (three TF32
-dots), ieee (fp32 FMA, no tensor cores), bf16, fp16, fp8, int8.
+dots), ieee (fp32 FMA, no tensor cores), bf16, fp16, fp8, int8. For fp32-input dots on Hopper (H200, H100) the rates
+are the ones a Triton matmul reached on our H200 (`fp32_dot`), not datasheet figures: the datasheet ranks tf32x3
+far ahead of ieee, the H200 ran it slower.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ class GPU:
     source: str
     measured: str = ""
     aliases: tuple[str, ...] = field(default=())
+    # TFLOP/s an fp32-input tl.dot reached on this architecture, per input_precision, counted once per tl.dot (so
+    # tf32x3's three dots are inside the figure): datasheets say nothing of tf32x3 or ieee, and the ratio they imply
+    # (tf32x3 = a third of tf32, far above ieee) was wrong on the H200, where tf32x3 ran slower than ieee.
+    fp32_dot: dict[str, float] = field(default_factory=dict)
+    fp32_dot_source: str = ""
 
     def peak(self, precision: str) -> float:
         """TFLOP/s for a tl.dot precision (a precision the GPU lacks falls back to the next wider one)."""
@@ -36,15 +43,28 @@ class GPU:
                 return self.tflops[key]
         return self.tflops["fp32"]
 
+    def dot_rate(self, precision: str) -> tuple[float, float]:
+        """(TFLOP/s, dots per tl.dot) to cost a tl.dot of this precision: the measured fp32-input rate where there
+        is one (three-dot tf32x3 inside it), else the datasheet peak with tf32x3 as three TF32 dots."""
+        if precision in self.fp32_dot:
+            return self.fp32_dot[precision], 1.0
+        return self.peak(precision), 3.0 if precision == "tf32x3" else 1.0
+
 
 GPUS: tuple[GPU, ...] = (
     GPU("H200 SXM", 4800, {"fp32": 67, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4, "fp8": 1978.9, "int8": 1978.9},
         "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column; tensor figures halved from 'with sparsity')",
         measured="our H200: copy 4222-4246 GB/s, bf16 8192^3 matmul 685-702 TFLOP/s (benchmarks/RESULTS.md)",
-        aliases=("h200", "h200-sxm", "h200sxm")),
+        aliases=("h200", "h200-sxm", "h200sxm"),
+        fp32_dot={"tf32": 82.1, "tf32x3": 35.5, "ieee": 42.3},
+        fp32_dot_source=("a plain Triton 4096^3 fp32 matmul (128x128x32 tiles) on our H200, triton 3.6, 2026-12-04 "
+                         "(benchmarks/RESULTS.md, issue 29 item 6): tf32 1.674 ms, tf32x3 3.870, ieee 3.251"),),
     GPU("H100 SXM", 3350, {"fp32": 67, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4, "fp8": 1978.9, "int8": 1978.9},
         "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; tensor figures halved from 'with sparsity')",
-        aliases=("h100", "h100-sxm", "h100sxm", "h100-80gb")),
+        aliases=("h100", "h100-sxm", "h100sxm", "h100-80gb"),
+        fp32_dot={"tf32": 82.1, "tf32x3": 35.5, "ieee": 42.3},
+        fp32_dot_source=("a plain Triton 4096^3 fp32 matmul (128x128x32 tiles) on our H200 (the H100 SXM has the same SMs and clocks), triton 3.6, 2026-12-04 "
+                         "(benchmarks/RESULTS.md, issue 29 item 6): tf32 1.674 ms, tf32x3 3.870, ieee 3.251"),),
     GPU("A100 80GB", 2039, {"fp32": 19.5, "tf32": 156, "bf16": 312, "fp16": 312, "int8": 624},
         "NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column; dense figures; no FP8)",
         aliases=("a100", "a100-80gb", "a100-sxm", "a100sxm")),

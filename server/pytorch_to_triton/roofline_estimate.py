@@ -35,8 +35,8 @@ def times(scaled: dict[str, Any], gpu: gpu_peaks.GPU) -> dict[str, Any]:
     t_min = None if uniq is None else float(uniq) / bw * 1e6
     t_dot = 0.0
     for prec, flops in (scaled.get("dot_flops") or {}).items():
-        mult = 3.0 if prec == "tf32x3" else 1.0  # three TF32 dots per tl.dot (F32DotTC)
-        t_dot += mult * float(flops) / (gpu.peak(prec) * 1e12) * 1e6
+        rate, dots = gpu.dot_rate(prec)  # tf32x3: three TF32 dots per tl.dot (F32DotTC), or a measured rate
+        t_dot += dots * float(flops) / (rate * 1e12) * 1e6
     est = max(t_mem, t_dot)
     return {"moved_bytes": moved, "t_mem_us": t_mem, "t_mem_unique_us": t_min, "t_dot_us": t_dot, "est_us": est,
             "bound": "tl.dot" if t_dot > t_mem else "memory"}
@@ -62,11 +62,13 @@ def table(rows: list[tuple[str, dict[str, Any]]], gpu: gpu_peaks.GPU) -> list[st
             continue
         scaled = rec.get("scaled") or {}
         t = times(scaled, gpu)
-        flops = sum(float(v) for v in (scaled.get("dot_flops") or {}).values())
+        by_prec = {k: float(v) for k, v in (scaled.get("dot_flops") or {}).items() if float(v)}
+        flops = sum(by_prec.values())
+        precs = f" ({', '.join(sorted(by_prec))})" if by_prec else ""
         ref_bytes = float((rec.get("reference_full") or {}).get("bytes") or 0)
         ratio = f"{t['moved_bytes'] / ref_bytes:.2f}×" if ref_bytes else "–"
         out.append(f"| {stage} | {rec.get('measured_at', '–')} | {_b(t['moved_bytes'])} | {_b(scaled.get('unique_bytes'))} "
-                   f"| {flops / 1e9:.3g} | {LABEL} {t['est_us']:.3g} | {t['bound']} | {ratio} |")
+                   f"| {flops / 1e9:.3g}{precs} | {LABEL} {t['est_us']:.3g} | {t['bound']} | {ratio} |")
     return out
 
 
@@ -74,8 +76,17 @@ def footer(gpu: gpu_peaks.GPU) -> list[str]:
     """The lines under every estimate table: what it is, the GPU's figures and their source."""
     peaks = ", ".join(f"{k} {v:g}" for k, v in gpu.tflops.items())
     lines = [CAVEAT, f"{gpu.name}: {gpu.bandwidth_gbs:g} GB/s, TFLOP/s {peaks} ({gpu.source})."]
+    if gpu.fp32_dot:
+        rates = ", ".join(f"{k} {v:g}" for k, v in gpu.fp32_dot.items())
+        lines.append(f"fp32-input tl.dot costed at measured TFLOP/s {rates}: {gpu.fp32_dot_source}.")
+    elif gpu.name != gpu_peaks.DEFAULT:
+        lines.append("fp32-input tl.dot: datasheet TF32 peak, tf32x3 as three TF32 dots; on the H200 this ranked "
+                     "tf32x3 far ahead of ieee, and it ran slower: time them on the GPU before choosing.")
     if gpu.measured:
         lines.append(f"Measured: {gpu.measured}.")
+    lines.append("The counts come from the configuration the interpreter ran (an autotuned kernel runs the one config "
+                 "offered under TRITON_INTERPRET=1, or its first): a GPU's autotuner may pick another, with other "
+                 "traffic.")
     return lines
 
 

@@ -561,6 +561,8 @@ def _user_frame(tail: str, root: Path) -> dict[str, Any] | None:
 
 def _worker_failure(display: str, e: WorkerError, root: Path) -> CandidateReport:
     msg = str(e)
+    if e.kind == "crashed" and msg.startswith("the worker could not start"):
+        raise UsageError(msg)  # no candidate was run: the environment is at fault, not a verdict on anyone's code
     where = _user_frame(e.stderr_tail, root)
     if where:
         msg += f" [at {where['file']}:{where['line']} in {where['function']}]"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import resource
 import select
 import shutil
@@ -485,7 +486,7 @@ class WorkerSlot:
                     time.sleep(0.05)  # let the drain thread collect the last words
                     tail = self._tail.text(mark, limit=16000)  # faulthandler's traceback + module list
                     self.kill()
-                    raise WorkerError("crashed", _describe_exit(code, last_event), tail, last_event)
+                    raise WorkerError("crashed", _describe_exit(code, last_event, tail), tail, last_event)
 
     def _leaked(self, memory: dict[str, Any] | None) -> bool:
         """Replace the worker when GPU memory stayed allocated after a call (more than MEMORY_SLACK_BYTES over
@@ -534,8 +535,22 @@ class WorkerSlot:
         return _Spawned(self.proc, self._to_worker, self._from_worker, self._tail, 0)
 
 
-def _describe_exit(code: int | None, last_event: str | None) -> str:
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit)): (.+)$", re.M)
+
+
+def _describe_exit(code: int | None, last_event: str | None, tail: str = "") -> str:
     where = f" during: {last_event}" if last_event else ""
+    found = _EXC_LINE.findall(tail or "")
+    exc = f"{found[-1][0]}: {found[-1][1][:300]}" if found else ""
+    if code is not None and code > 0 and exc and last_event is None and "pytorch_to_triton/worker/" in tail \
+            and "Traceback" in tail:
+        # The worker's own start-up (import torch/triton, runtime.setup) failed: the environment, not the user's code.
+        hint = ""
+        missing = re.search(r"No module named '([\w.]+)'", exc)
+        if missing:
+            hint = (f"; install it (pip install {missing.group(1).split('.')[0]})" +
+                    (": Triton's CPU interpreter imports numpy" if missing.group(1).startswith("numpy") else ""))
+        return f"the worker could not start: {exc}{hint}. This is the environment, not your code"
     if code is None:
         return f"the worker closed its pipe and did not exit{where}"
     if code < 0:
@@ -544,7 +559,8 @@ def _describe_exit(code: int | None, last_event: str | None) -> str:
         except ValueError:
             name = f"signal {-code}"
         return f"the worker was killed by {name}{where} (a segfault or abort in user code or a kernel)"
-    return f"the worker exited with status {code}{where} (user code called os._exit or sys.exit?)"
+    last = f"; the last error it printed: {exc}" if exc else ""
+    return f"the worker exited with status {code}{where} (user code called os._exit or sys.exit?){last}"
 
 
 def discover_devices() -> list[str]:

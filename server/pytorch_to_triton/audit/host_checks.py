@@ -625,8 +625,21 @@ def _missing_autotune(ctx: AuditContext, facts: KernelFacts) -> None:
     tiles = {t: s for t, s in facts.trace.tiled.items() if s and t in facts.trace.shape_constexprs}
     if not tiles:
         return
-    block = sorted(tiles)[0]
     sizes = sorted({s for v in tiles.values() for s in v})
+    covering = _covering_blocks(ctx, k.name, k.params, set(tiles))
+    if covering:
+        # A block the caller sizes with next_power_of_2 covers its whole dimension (no loop over it): a fixed config
+        # smaller than the size would drop elements, so only num_warps is offered.
+        ctx.add("missing_autotune", k.node, k.name, evidence=f"def {k.name}(... {', '.join(sorted(tiles))} ...)",
+                why=f"{k.name} runs with num_warps fixed by the caller for every shape of {', '.join(sizes)}; "
+                    f"{', '.join(sorted(covering))} is sized with next_power_of_2 at the launch: if it must cover "
+                    "its whole dimension (no loop over it), fixed values would drop the elements past the block, so "
+                    "only num_warps is tuned here (tune the block too only where a loop steps through the dimension)",
+                snippet=f"@triton.autotune(configs=[triton.Config({{}}, num_warps=w) for w in (2, 4, 8)], "
+                        f"key={sizes!r})\n@triton.jit\ndef {k.name}(...): ...  # "
+                        f"{', '.join(sorted(covering))} still passed as next_power_of_2(...) at the launch")
+        return
+    block = sorted(tiles)[0]
     if len(tiles) == 1:
         configs = (f"[triton.Config({{{block!r}: b}}, num_warps=w)\n"
                    "                          for b, w in ((1024, 4), (2048, 8), (4096, 8))]")
@@ -641,6 +654,21 @@ def _missing_autotune(ctx: AuditContext, facts: KernelFacts) -> None:
             snippet=f"@triton.autotune(configs={configs}, key={sizes!r})\n"
                     f"@triton.jit\ndef {k.name}(...): ...  # launch without {', '.join(sorted(tiles))}=: the "
                     "autotuner picks them")
+
+
+def _covering_blocks(ctx: AuditContext, kernel: str, params: list[str], tiles: set[str]) -> set[str]:
+    """Tile parameters some launch passes as next_power_of_2(...), directly or through a name assigned from it."""
+    pow2_names = {t.id for node in ast.walk(ctx.model.tree) if isinstance(node, ast.Assign)
+                  and "next_power_of_2" in ast.unparse(node.value) for t in node.targets if isinstance(t, ast.Name)}
+    out: set[str] = set()
+    for ln in ctx.model.launches():
+        if ln.kernel != kernel:
+            continue
+        for p, arg in ln.bind(params).items():
+            if p in tiles and ("next_power_of_2" in ast.unparse(arg) or
+                               (isinstance(arg, ast.Name) and arg.id in pow2_names)):
+                out.add(p)
+    return out
 
 
 # Tensor methods whose value lives on the GPU: using them in an assert copies it to the host.
