@@ -251,3 +251,28 @@ def test_service_rows_show_extra_cases_and_sidecar_settings(tmp_path: Path, tmp_
     side.write_text(side.read_text().replace("broadcast-free", "broadcast-free, contiguous") +
                     '\n[bench]\nbytes = "3 * 4 * numel(inputs[0])"\n')
     assert "stale" not in journal.render_report(tmp_path, "add")
+
+
+def test_a_stale_estimate_row_says_what_changed(tmp_path: Path) -> None:
+    """A trial added a [[cases]] entry: the estimate row said 'stale' and the footnote blamed 'the file' though
+    stage1.py had not changed. The row now names the sidecar section, as the validation rows do."""
+    side, _ = _keyed_task(tmp_path)
+    files = [tmp_path / "t" / "reference.py", tmp_path / "t" / "stage1.py", side]
+    journal.append_entry(tmp_path, "t", {"tool": "roofline_estimate", "stage": "stage1.py", "file": "t/stage1.py",
+                                         "reference": "t/reference.py", "ok": True, "measured_at": "main",
+                                         "scaled": {"load_bytes": 1e9, "store_bytes": 0, "dot_flops": {}},
+                                         **journal.content_key(tmp_path, files, tool="roofline_estimate")})
+    side.write_text(SIDE.replace('shape = [4096]', 'shape = [4097]'))
+    md = journal.render_report(tmp_path, "t")
+    est = next(x for x in md.splitlines() if x.startswith("| stage1.py **stale**"))
+    assert "(reference.p2t.toml [cases] changed)" in est, est
+    assert "what its parentheses name" in md and "the file changed" not in md
+
+
+def test_the_checks_a_validation_ran_are_words_not_dangling_colons() -> None:
+    from pytorch_to_triton.service import _journal_ran
+
+    got = _journal_ran([], [], {"kernelbench": {"checks": {"nan_inf": "ran: 2 variants, NaN kept",
+                                                           "parameters": "perturbed 4 trainable",
+                                                           "small_outputs": "checked: max|reference| < 10 x atol"}}})
+    assert got["checks"] == {"nan_inf": "ran", "parameters": "perturbed", "small_outputs": "checked"}

@@ -307,3 +307,10 @@ def test_long_variant_reaches_past_two_of_the_candidates_blocks(service):
     assert next(c for c in good.cases if c.name == "long_dim").shape[0][1] == 2049
     assert any("long_dim: dim=2049 instead of 333, past two of the candidate's 1024-wide blocks" in n
                for n in good.notes), good.notes
+
+
+def test_a_subset_run_names_the_case_its_sizes_belong_to(service):
+    """--only-cases odd: the summary said 'KernelBench at sizes <the shrunk main case>' for sizes it never ran."""
+    rep = service.validate(reference=f"{FIX}/rowsum_reference.py", trials=1, only_cases=["odd"],
+                           candidates=[f"{FIX}/rowsum_good.py"])
+    assert "[KernelBench case odd at sizes batch_size=15, dim=511: full size not run]" in rep.summary, rep.summary

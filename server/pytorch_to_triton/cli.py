@@ -80,8 +80,10 @@ def _validation_text(rep: Any) -> str:
             err_s = f"{err:.2e}" if isinstance(err, float) else str(err)
             t = f"{c.time_ms:.2f} ms" if c.time_ms is not None else ""
             shape = "x".join(str(s) for s in c.shape[0]) if c.shape else ""
+            sizes = (c.model_extra or {}).get("sizes")  # a KernelBench case: every size, not the first input's shape
+            at = f"  [{', '.join(f'{k}={v}' for k, v in sizes.items())}]" if isinstance(sizes, dict) and sizes else ""
             mark = ("ok " if c.ok else "BAD") if c.tier == "contract" else ("ok~" if c.ok else "rb!")
-            lines.append(f"  {mark} {c.name:<22} {c.dtype:<9} {shape:<14} max_abs {err_s:<9} {t}")
+            lines.append(f"  {mark} {c.name:<22} {c.dtype:<9} {shape:<14} max_abs {err_s:<9} {t}{at}".rstrip())
         for f in cand.findings:
             lines.append(f"  [{f.severity}] {f.check}: {f.message}" + (f"  -> {f.fix}" if f.fix else ""))
         for r in cand.robustness:  # beside the verdict: inputs the problem never produces (--strict makes them count)

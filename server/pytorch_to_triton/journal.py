@@ -256,7 +256,8 @@ def render_report(root: Path, task: str, gpu: str | None = None) -> str:
             ran += _what_ran(stage, e)
         if "roofline_estimate" in tools:
             e, changed = _current(root, tools["roofline_estimate"])
-            estimates.append((stage + (" **stale**" if changed else ""), e))
+            estimates.append((stage + _stale(changed), e))
+            any_stale |= bool(changed)
         if "run_benchmark" in tools:
             b, changed = _current(root, tools["run_benchmark"])
             bench = _stale(changed)
@@ -280,8 +281,8 @@ def render_report(root: Path, task: str, gpu: str | None = None) -> str:
     if gone:
         lines += ["", f"No row for {', '.join(gone)}: the file is gone (its results stay in the journal file)."]
     if any_stale:
-        lines += ["", "**stale**: the file changed since that result (hashes differ); run the tool again on the "
-                  "current files before quoting it."]
+        lines += ["", "**stale**: what its parentheses name (a file, or a task-sidecar setting that tool reads) changed "
+                  "since that result; run the tool again on the current files before quoting it."]
     if plot:
         lines += ["", f"![benchmark plot]({plot})"]
     return "\n".join(lines) + "\n"

@@ -538,7 +538,7 @@ def _journal_ran(cases: Any, side_used: list[str], extra: dict[str, Any]) -> dic
     names = [c.get("name") if isinstance(c, dict) else getattr(c, "name", None) for c in cases or []]
     checks = ((extra.get("kernelbench") or {}).get("checks") or {}) if isinstance(extra.get("kernelbench"), dict) else {}
     return {"extra_cases": [n for n in names if n], "sidecar_used": list(side_used),
-            "checks": {k: str(v).split(" ")[0] for k, v in checks.items()}}
+            "checks": {k: re.split(r"[\s:;,(]", str(v).strip(), maxsplit=1)[0] or "–" for k, v in checks.items()}}
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
@@ -598,8 +598,12 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
     for r in reports:
         fails = [f for f in r.findings if f.severity == "fail"]
         extra = r.model_extra or {}
-        shrunk = (f" [KernelBench at sizes {', '.join(f'{k}={v}' for k, v in extra['sizes_used'].items())}: "
-                  "full size not run]") if extra.get("full_size_run") is False and extra.get("sizes_used") else ""
+        only = extra.get("sizes_case") or []
+        at = (f"cases {', '.join(only)} (their sizes are in the case rows)" if len(only) > 1 else
+              (f"case {only[0]} at" if only else "at") + " sizes " +
+              ', '.join(f'{k}={v}' for k, v in (extra.get("sizes_used") or {}).items()))
+        shrunk = f" [KernelBench {at}: full size not run]" if extra.get("full_size_run") is False and \
+            extra.get("sizes_used") else ""
         if r.ok:
             lines.append(f"PASS {r.candidate}: {tiers.pass_line(r)}{shrunk}")
             lines += tiers.robustness_lines(r)

@@ -254,7 +254,10 @@ def validate_cases(v: Validator, task: Task, args: dict[str, Any], emit: Any,
     v.notes.extend(n for n in kb.notes if n not in v.notes)
     kb.restore()
     report["full_size_run"] = p.full_size_run
-    report["sizes_used"] = dict(p.main.sizes)
+    main_ran = any(c.kind == "main" for c in p.cases)
+    report["sizes_used"] = dict(p.main.sizes) if main_ran or not ran else dict(next(iter(ran.values())))
+    if not main_ran and ran:  # --only-cases without the main case: say which case these sizes are
+        report["sizes_case"] = list(ran)
     report["kernelbench"] = {"size_constants": p.defaults, "sizes_pinned": p.pinned, "main_case": p.main.name,
                              "full_size_run": p.full_size_run, "cases_sizes": ran, "checks": checks,
                              "automatic_variants": not bool(args.get("replace_cases"))}
