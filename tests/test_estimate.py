@@ -261,6 +261,7 @@ def test_kernelbench_problem_is_counted_shrunk_and_scaled(tmp_path: Path) -> Non
     e = rep.model_extra["estimate"][0]
     assert e["ok"], e
     assert e["full_sizes"] == {"batch_size": 4096, "dim": 4096} and e["measured_at"] == "the validated (shrunk) size"
+    # no tl.dot: masked loads and stores count their live lanes, so nothing is re-counted past the 1024 block
     b, d = e["measured_sizes"]["batch_size"], e["measured_sizes"]["dim"]
     assert b * d < 4096 * 4096 and e["counted"]["load_bytes"] == 4 * b * d == e["counted"]["store_bytes"]
     assert e["scaled"]["load_bytes"] == pytest.approx(4 * 4096 * 4096)
@@ -275,3 +276,25 @@ def test_a_candidate_that_fails_is_a_row_not_an_estimate() -> None:
                                   "error": "IndexError: out of range"})], gpu_peaks.lookup("l4"))
     assert lines[-1].startswith("| stage2.py | the largest validation case | not counted: IndexError")
     assert "ESTIMATE" not in lines[-1]
+
+
+@no_gpu
+def test_a_shrunk_size_inside_the_candidates_block_is_counted_again_past_it(tmp_path: Path) -> None:
+    """A trial's attention at the shrunk seq_len 32 ran 128-wide tiles: the padded tl.dot work, scaled 10712x to
+    full size, ranked its faster stage slower. A dot kernel is counted again where no varied size sits inside one
+    of its blocks; here the tl.dot FLOPs then scale to exactly 2 M N K."""
+    from pytorch_to_triton.service import Service
+
+    for p in FIX.glob("kb_linear*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    svc = Service(tmp_path, device="cpu")
+    try:
+        rep = svc.benchmark(reference="kb_linear.py", candidates=["kb_linear_stage1.py"])
+    finally:
+        svc.close()
+    e = rep.model_extra["estimate"][0]
+    assert e["ok"], e
+    assert "grown past the candidate's blocks" in e["measured_at"], e["measured_at"]
+    assert e["measured_sizes"]["batch_size"] == 512, e["measured_sizes"]  # 2 x BLOCK_M, from the shrunk 128
+    assert any("inside one of the candidate's 256-wide blocks" in n for n in rep.notes), rep.notes
+    assert e["scaled"]["dot_flops"]["ieee"] == pytest.approx(2.0 * 4096 ** 3, rel=1e-6)

@@ -129,8 +129,11 @@ def no_gpu_benchmark(service: Any, ref: Path, cand_paths: list[Path], base: dict
     if first:
         notes.append(f"measured at {first.get('measured_sizes')} ({first.get('measured_at')}), scaled to "
                      f"{first.get('full_sizes')}")
+    notes += [f"{stage}: {r['measured_note']}" for stage, r in rows if r.get("measured_note")]
     cmd = ["pytorch-to-triton", "bench", service.ws.relative(ref), *[service.ws.relative(p) for p in cand_paths],
            "--gpu", gpu.name]
+    if base.get("sizes"):
+        cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in base["sizes"].items())]
     return BenchmarkReport(
         ok=all(r.get("ok") for _, r in rows), device="cpu (Triton interpreter): no GPU",
         verdict=f"{LABEL} only (no GPU): roofline on {gpu.name} from counted bytes and tl.dot FLOPs; not timed",

@@ -94,10 +94,11 @@ def _plan_kernelbench(task: Task, args: dict[str, Any], device: str) -> tuple[An
         full_bytes, _ = _kb_work(task, full)
     except Exception:  # noqa: BLE001 - no fake-tensor run: measure at the validated size
         full_bytes = float("inf")
+    yours = " (your sizes=)" if args.get("sizes") else ""
     if _elems(full_bytes, dtype) <= MEASURE_MAX_ELEMS:
-        return full, full, dtype, "the full size itself"
+        return full, full, dtype, "the full size itself" + yours
     main = cs.plan(task.ref_mod, device, args.get("sizes"), None).main.sizes
-    return main, full, dtype, "the validated (shrunk) size"
+    return main, full, dtype, ("the validated (shrunk) size" if main != full else "the full size itself") + yours
 
 
 def _plan_form_a(task: Task, args: dict[str, Any], device: str) -> tuple[Any, Any, torch.dtype, str]:
@@ -125,6 +126,48 @@ def _plan_form_a(task: Task, args: dict[str, Any], device: str) -> tuple[Any, An
     return max(fits, key=lambda s: s[0])[1], full, dtype, "the largest validation case"
 
 
+def _count(task: Task, sizes: Any, dtype: torch.dtype, device: str, seed: int) -> tuple[Any, int | None]:
+    """One counted call of the candidate at `sizes`; the counter and the widest block its launches used."""
+    from .runtime import RECORDER
+
+    case = Case("estimate", sizes, dtype, device, seed, 1.0)
+    if task.kernelbench:
+        task.prepare(case)
+    inputs = task.make_inputs(case)
+    RECORDER.record_blocks(True)
+    try:
+        with interp_traffic.counting() as counter:
+            task.cand_fn(*inputs)
+        return counter, RECORDER.widest_block()
+    finally:
+        RECORDER.record_blocks(False)
+
+
+GROW_MAX_ELEMS = 16 * MEASURE_MAX_ELEMS  # a re-count past the blocks may cost this much more than the first
+
+
+def _past_the_blocks(task: Task, measured: dict[str, int], full: dict[str, int], block: int | None) \
+        -> dict[str, int] | None:
+    """Sizes where no varied size sits inside one of the candidate's blocks (each smaller than the block grows to
+    two blocks, or the full size), with the problem's relations kept; None when nothing grows or it costs too much.
+    A 128-wide tile over 32 rows computes 4x the work it needs: scaled 10000x to full size, that padding ranked a
+    trial's faster stage slower."""
+    if not block:
+        return None
+    mod = task.ref_mod
+    defaults = sz.size_constants(mod)
+    vary = sz.varied(defaults, {}, sz.derived(mod))
+    grow = {k: min(full.get(k, measured[k]), 2 * block) for k in vary if k in measured and measured[k] < block}
+    grow = {k: v for k, v in grow.items() if v > measured[k]}
+    if not grow:
+        return None
+    new = sz.settle(mod, sz.repair({**measured, **grow}, sz.relations(defaults, vary), keep=set(grow)), ())
+    elems, ok = sz.footprint(mod, new)
+    if ok is False or (elems is not None and elems > GROW_MAX_ELEMS):
+        return None
+    return new
+
+
 def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -> dict[str, Any]:
     """Count one candidate's traffic and tl.dot FLOPs under the interpreter and scale them to full size."""
     if not rt.interpreter:
@@ -137,13 +180,21 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
     out: dict[str, Any] = {"candidate": args["candidate_display"], "measured_at": where, "dtype": str(dtype)[6:],
                            "measured_sizes": measured, "full_sizes": full, "scale_rule": RULE}
     emit("progress", message=f"{out['candidate']}: counting loads, stores and tl.dot at {where}", progress=0, total=1)
-    case = Case("estimate", measured, dtype, rt.device, int(args.get("seed", 0)), 1.0)
-    if task.kernelbench:
-        task.prepare(case)
-    inputs = task.make_inputs(case)
     try:
-        with interp_traffic.counting() as counter:
-            task.cand_fn(*inputs)
+        counter, block = _count(task, measured, dtype, rt.device, int(args.get("seed", 0)))
+        # Only tl.dot work is padded (masked loads and stores count their live lanes): re-count a dot kernel only.
+        dots = any(counter.totals()["dot_flops"].values())
+        grown = _past_the_blocks(task, measured, full, block) if task.kernelbench and measured != full and dots \
+            else None
+        if grown is not None:
+            emit("progress", message=f"{out['candidate']}: counting again at {sz.fmt(grown)} (past its {block}-wide "
+                 "blocks)", progress=0, total=1)
+            counter, _ = _count(task, grown, dtype, rt.device, int(args.get("seed", 0)))
+            out["measured_note"] = (f"counted at {sz.fmt(grown)} instead of {sz.fmt(measured)}: there some sizes "
+                                    f"were inside one of the candidate's {block}-wide blocks, whose padding the "
+                                    "scaling to full size would multiply")
+            measured = grown
+            out.update(measured_sizes=measured, measured_at=f"{where}, grown past the candidate's blocks")
     except Exception as e:  # noqa: BLE001 - the candidate's failure is data, as in run_validation
         out.update(ok=False, error=f"{type(e).__name__}: {str(e)[:500]}")
         return out
