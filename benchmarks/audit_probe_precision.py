@@ -1,16 +1,18 @@
 """Precision of audit_kernel's P0/P1 once probes run the entry (issue 26), on held-out files and on the tuned fixtures.
 
 tests/audit_public_corpus/probe_labels.json names each file with its harness (the entry's example call) and its set:
-`held_out` (public files the checks and probes were not written against: bitsandbytes, lightning-thunder) or `tuned`
-(tests/audit_probe_fixtures, written with the probes). For each file this script runs the full audit (static
+`held_out` (public files the checks and probes were not written against: bitsandbytes, deepspeed, lightning-thunder),
+`held_out_2` (a second such batch, added once the probes were written: sglang, lmdeploy) or `tuned`
+(tests/audit_probe_fixtures, written with the probes). The table has a row per set and a combined `held_out + held_out_2`
+row. For each file this script runs the full audit (static
 suspects, then the probes in the worker: the CPU interpreter here, the GPU on a CUDA machine), grades every P0/P1
 finding with the labels (real or false, by reading and by running), and measures how many of the known real
 problems a probe found (recall by execution). Each P0 must carry a reproducer; `--check-repro` runs each one and
 counts those that fail as they should.
 
 Run from the repo root: PYTHONPATH=$PWD/server python3 benchmarks/audit_probe_precision.py [--json out.json]
-[--check-repro] [--only held_out]. With $OUT set, the JSON also goes to $OUT/audit_probe_precision.json.
-CPU (2 shared cores): ~3 min; tests/test_audit_probes.py runs the held-out part as a slow test.
+[--check-repro] [--only SET [SET]] (held_out, held_out_2, tuned). With $OUT set, the JSON also goes to $OUT/audit_probe_precision.json.
+CPU (2 shared cores): ~3 min; tests/test_audit_probes.py runs the held-out sets as slow tests.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ LABELS = ROOT / "tests" / "audit_public_corpus" / "probe_labels.json"
 sys.path.insert(0, str(ROOT / "server"))
 
 SEVERE = ("P0", "P1")
+SETS = ("held_out", "held_out_2", "tuned")
+COMBINED = ("held_out + held_out_2", ("held_out", "held_out_2"))  # both held-out batches together
 
 
 def labels() -> dict[str, Any]:
@@ -41,8 +45,8 @@ def _match(items: list[dict], file: str, check: str, line: int) -> dict | None:
                  and ("line" not in x or abs(x["line"] - line) <= 2)), None)
 
 
-def audit_all(only: str | None = None) -> list[dict[str, Any]]:
-    """Audit every labelled file with its harness; the findings and probes of each."""
+def audit_all(only: str | tuple[str, ...] | list[str] | None = None) -> list[dict[str, Any]]:
+    """Audit every labelled file (of the set or sets `only`) with its harness; the findings and probes of each."""
     from pytorch_to_triton.service import Service
 
     lab = labels()
@@ -50,7 +54,7 @@ def audit_all(only: str | None = None) -> list[dict[str, Any]]:
     svc = Service(ROOT)
     try:
         for file, meta in lab["files"].items():
-            if only and meta["set"] != only:
+            if only and meta["set"] not in ((only,) if isinstance(only, str) else only):
                 continue
             t0 = time.monotonic()
             rep = svc.audit(path=file, harness=meta["harness"], compile=False, timeout_s=600)
@@ -104,16 +108,19 @@ def table(s: dict[str, Any]) -> str:
     """Markdown: per set, P0 and P1 precision, reproducers that fail, recall by execution."""
     rows = ["| set | files | P0 precision | P0 reproducers that fail | P1 precision | real problems found by "
             "execution | seconds |", "|---|---|---|---|---|---|---|"]
-    for st in ("held_out", "tuned"):
-        runs = [r for r in s["runs"] if r["set"] == st]
+    groups = [(st, (st,)) for st in SETS]
+    if all(any(r["set"] == st for r in s["runs"]) for st in COMBINED[1]):
+        groups.insert(2, COMBINED)
+    for name, sets in groups:
+        runs = [r for r in s["runs"] if r["set"] in sets]
         if not runs:
             continue
-        g = [x for x in s["graded"] if x["set"] == st]
+        g = [x for x in s["graded"] if x["set"] in sets]
         p0 = [x for x in g if x["severity"] == "P0"]
         p1 = [x for x in g if x["severity"] == "P1"]
         rep = [x for x in p0 if "repro_fails" in x]
-        rec = [x for x in s["recall"] if x["set"] == st]
-        rows.append(f"| {st} | {len(runs)} | {_pct(sum(x['label'] == 'real' for x in p0), len(p0))} | "
+        rec = [x for x in s["recall"] if x["set"] in sets]
+        rows.append(f"| {name} | {len(runs)} | {_pct(sum(x['label'] == 'real' for x in p0), len(p0))} | "
                     f"{_pct(sum(x['repro_fails'] for x in rep), len(rep)) if rep else 'not run'} | "
                     f"{_pct(sum(x['label'] == 'real' for x in p1), len(p1))} | "
                     f"{_pct(sum(x['by_execution'] for x in rec), len(rec))} | "
@@ -129,7 +136,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="also write the graded findings here")
     ap.add_argument("--check-repro", action="store_true", help="run every P0's reproducer (it must exit 1)")
-    ap.add_argument("--only", choices=("held_out", "tuned"))
+    ap.add_argument("--only", nargs="+", choices=SETS, help="these sets only (both held-out ones: the combined row)")
     args = ap.parse_args()
     s = score(audit_all(args.only), args.check_repro)
     text = json.dumps(s, indent=1)
