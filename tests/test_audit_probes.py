@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "audit_probe_fixtures"
 REL = "tests/audit_probe_fixtures"
 HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
-           "scale_defaults.py": "harness_defaults.py"}
+           "scale_defaults.py": "harness_defaults.py", "geglu_even.py": "harness_geglu.py"}
 
 
 def _label(name: str) -> list[str]:
@@ -358,3 +358,13 @@ def test_probes_record_the_values_a_per_call_constexpr_took(service) -> None:  #
     f = next(f for f in rep.findings if f.check == "constexpr_recompile")
     assert f.severity == "P1" and "confirmed by the probes: N_ROWS took 0, 1, 3" in f.evidence, rep.markdown
     assert rep.counts["P0"] == 0
+
+
+def test_a_failure_only_at_an_odd_size_the_example_has_even_is_a_parity_note(service) -> None:  # noqa: ANN001
+    """sglang's gelu_and_mul and lmdeploy's rotate-half RoPE failed only at odd widths (halves of an even dim): two
+    false P0s on held-out code. With the even size next to it passing, it is a P2 verify note, never a P0."""
+    rep = service.audit(path=f"{REL}/geglu_even.py", harness=f"{REL}/harness_geglu.py", compile=False)
+    assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0, rep.markdown
+    f = next(f for f in rep.findings if f.check == "probe_sizes_parity")
+    assert f.severity == "P2" and f.why.startswith("verify:") and "shape (6, 1)" in f.evidence
+    assert "shape (6, 2)" in f.evidence and f.reproducer.startswith("python -m ")

@@ -130,6 +130,7 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
                                                         int((probed or {}).get("entry_line") or 0)))
     if probed is not None:
         _weigh_recompiles(report, probed)
+        _parity_notes(report, probes, repro)
     _accept(report, accept or [])
     report.finalize()
     suspects = sum(f.severity == "P2" and f.why.startswith("verify:") and hypothesis(f.id) is not None
@@ -139,6 +140,24 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
             "give an example call (harness=) to run them"
         report.verdict += f"; {suspects} static suspect(s) of wrong results to verify (P2): {ran}"
     return report
+
+
+def _parity_notes(report: AuditReport, probes: list[dict[str, Any]], repro: Repro | None) -> None:
+    """One P2 per probe whose failures came only at odd sizes where the example is even (worker/probes.py)."""
+    for p in probes:
+        recs = p.get("parity") or []
+        if not recs:
+            continue
+        first = recs[0]
+        sizes = ", ".join(f"{r['variant']} ({r['what'][:60]})" for r in recs[:3])
+        report.findings.append(Finding(
+            id=f"probe_{p['name']}_parity", category="correctness", severity="P2", file=report.file, line=0,
+            evidence=f"{sizes}; the even size next to each passes ({first['even_twin']})"[:600],
+            why=("verify: fails only at odd sizes of a dimension the example has even: if the entry requires even "
+                 "sizes (halves, rotate-half pairs), say so with an assert at its top; if odd sizes are valid "
+                 "input, mask the odd tail"),
+            fix="assert the size is even in the entry (a clear error), or handle the odd tail",
+            reproducer=repro(p["name"], first["variant"]) if repro else "", probe=p["name"]))
 
 
 def _weigh_recompiles(report: AuditReport, probed: dict[str, Any]) -> None:

@@ -66,3 +66,33 @@ def install() -> str:
     _patch_lang_tensor._p2t_index = True  # type: ignore[attr-defined]
     interpreter._patch_lang_tensor = _patch_lang_tensor
     return "tensor __index__ converts one-element arrays"
+
+
+def install_list_grid() -> str:
+    """Accept a grid given as a list (`kernel[[n]](...)`, or a grid function returning one), as compiled Triton
+    does: the interpreter's launcher appends `(1,)` to it and fails with "can only concatenate list (not 'tuple')"
+    (lmdeploy's multinomial sampling, issue 26). Returns what was done."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:  # pragma: no cover - every Triton 3.x has it
+        return "no interpreter module"
+    cls = getattr(interpreter, "GridExecutor", None)
+    orig = getattr(cls, "__init__", None)
+    if orig is None or getattr(orig, "_p2t_list_grid", False):
+        return "grids left as is" if orig is None else "list grids are tuples"
+
+    def __init__(self: Any, fn: Any, arg_names: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(grid, list):
+            grid = tuple(grid)
+        elif callable(grid):
+            user_grid = grid
+
+            def grid(meta: Any) -> Any:
+                g = user_grid(meta)
+                return tuple(g) if isinstance(g, list) else g
+
+        orig(self, fn, arg_names, grid, *args, **kwargs)
+
+    __init__._p2t_list_grid = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__
+    return "list grids are tuples"

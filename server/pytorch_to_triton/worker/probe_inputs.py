@@ -98,6 +98,18 @@ def boundary_shapes(shape: Any) -> dict[str, Any]:
     return dict(ranked[:MAX_SIZE_VARIANTS])
 
 
+def moved_dim(example: Any, shape: Any) -> tuple[Any, int, int] | None:
+    """(key, example size, new size) of the one dimension `shape` moved from `example`; None otherwise."""
+    if isinstance(example, dict) and isinstance(shape, dict):
+        pairs = [(k, example.get(k), shape.get(k)) for k in shape]
+    elif isinstance(example, (tuple, list)) and isinstance(shape, (tuple, list)) and len(example) == len(shape):
+        pairs = list(zip(range(len(shape)), example, shape))
+    else:
+        return None
+    moved = [(k, a, b) for k, a, b in pairs if a != b and isinstance(a, int) and isinstance(b, int)]
+    return moved[0] if len(moved) == 1 else None
+
+
 def _sizes(shape: Any) -> list[int]:
     return list(shape.values()) if isinstance(shape, dict) else list(shape)
 

@@ -143,11 +143,13 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
 
 def _install_interpreter_hooks() -> dict[str, Any]:
     """TF32-faithful tl.dot and in-launch progress under the interpreter; what got installed, for `runtime`."""
-    from . import interp_autotune, interp_compat, interp_progress, interp_tf32
+    from . import interp_autotune, interp_compat, interp_libdevice, interp_progress, interp_tf32
 
     out: dict[str, Any] = {"interpreter_progress": interp_progress.install(), "autotune": interp_autotune.install(),
                            "tensor_index": interp_compat.install(),
-                           "bool_splat": interp_compat.install_bool_splat()}
+                           "bool_splat": interp_compat.install_bool_splat(),
+                           "list_grid": interp_compat.install_list_grid(),
+                           "libdevice": interp_libdevice.install()}
     try:
         interp_tf32.install()
         out["tf32_emulation"] = interp_tf32.TF32_OPERAND_ROUNDING  # fp32 dot operands cut to 10 mantissa bits
