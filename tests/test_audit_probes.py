@@ -368,3 +368,135 @@ def test_a_failure_only_at_an_odd_size_the_example_has_even_is_a_parity_note(ser
     f = next(f for f in rep.findings if f.check == "probe_sizes_parity")
     assert f.severity == "P2" and f.why.startswith("verify:") and "shape (6, 1)" in f.evidence
     assert "shape (6, 2)" in f.evidence and f.reproducer.startswith("python -m ")
+
+# ---- a KernelBench-form task reference drives the probes (ModelNew on get_inputs(), Model the reference) ------------
+KB = "tests/kernelbench_fixtures"
+
+
+def _by_name(rep) -> dict:  # noqa: ANN001
+    return {p["name"]: p for p in rep.probes}
+
+
+def _rerun(reproducer: str) -> subprocess.CompletedProcess[str]:
+    import shlex
+
+    cmd = shlex.split(reproducer)
+    assert cmd[:3] == ["python", "-m", "pytorch_to_triton.worker.probes"], reproducer
+    return subprocess.run([sys.executable, *cmd[1:]], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_kernelbench_task_drives_the_probes_at_the_sizes_validation_uses(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{KB}/affine_good.py", reference=f"{KB}/affine_reference.py", compile=False)
+    assert rep.counts["P0"] == 0 and not any(f.check.startswith("probe_") for f in rep.findings), rep.markdown
+    by = _by_name(rep)
+    assert all(by[n]["ran"] and not by[n]["failures"] for n in ("example", "repeat", "layout", "rows", "sizes",
+                                                               "magnitude")), rep.probes
+    # On the CPU: run_validation's shrunk sizes (dim 2048 -> 512); the sizes probe moves the module-level constants
+    assert any("ModelNew.forward at {'batch_size': 64, 'dim': 512}" in c for c in rep.checked), rep.checked
+    assert {"batch_size=0", "batch_size=1", "batch_size=65", "dim=17", "dim=513"} <= set(by["sizes"]["ran"])
+    assert by["rows"]["ran"] == ["first 1 of 64 rows", "first 32 of 64 rows", "first 63 of 64 rows"]
+    assert "the batch is batch_size" in by["rows"]["notes"][0]
+    assert "KernelBench problem fixes its dtypes" in by["dtype"]["not_run"]
+    assert by["reference"]["not_run"].startswith("run_validation compares")
+
+
+def test_kernelbench_parameters_are_synced_into_modelnew(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{KB}/layernorm_good.py", reference=f"{KB}/layernorm_reference.py", compile=False)
+    by = _by_name(rep)
+    assert rep.counts["P0"] == 0 and by["sizes"]["ran"] and not by["sizes"]["failures"], rep.markdown
+    assert any("the same values loaded into ModelNew" in n for n in by["example"]["notes"]), by["example"]
+
+
+def test_kernelbench_stride_bug_is_a_p0_whose_reproducer_fails(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{KB}/affine_rows_by_cols.py", reference=f"{KB}/affine_reference.py", compile=False)
+    p0 = [f for f in rep.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_layout"], rep.markdown
+    assert '--shape \'{"batch_size":64,"dim":512}\'' in p0[0].reproducer
+    out = _rerun(p0[0].reproducer)
+    assert out.returncode == 1 and "FAIL layout: transposed" in out.stdout, out.stdout + out.stderr[-2000:]
+
+
+def test_kernelbench_row_tail_bug_shows_in_the_rows_and_sizes_probes(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{KB}/rowsum_row_groups.py", reference=f"{KB}/rowsum_reference.py", compile=False)
+    by = _by_name(rep)
+    assert [f["variant"] for f in by["rows"]["failures"]] == ["first 1 of 16 rows", "first 15 of 16 rows"]
+    assert {f["variant"] for f in by["sizes"]["failures"]} == {"batch_size=1", "batch_size=15", "batch_size=17"}
+    assert not by["layout"]["failures"] and not by["example"]["failures"]
+    assert {f.check for f in rep.findings if f.severity == "P0"} == {"probe_rows", "probe_sizes"}, rep.markdown
+
+
+KB_HEADS = '''import torch
+import torch.nn as nn
+
+batch_size = 5
+n_embd = 64
+n_head = 8
+
+
+class Model(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        assert n_embd % n_head == 0
+        self.n_head = n_head
+
+    def forward(self, x):
+        b, e = x.shape
+        return x.view(b, self.n_head, e // self.n_head).softmax(-1).view(b, e)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, n_embd)]
+
+
+def get_init_inputs():
+    return [n_embd, n_head]
+'''
+
+
+def test_kernelbench_probe_sizes_move_the_module_constants_and_keep_their_relations(tmp_path: Path) -> None:
+    from pytorch_to_triton.worker import probe_inputs as pi
+    from pytorch_to_triton.worker.tasks import load_module
+
+    (tmp_path / "heads.py").write_text(KB_HEADS)
+    mod = load_module(tmp_path / "heads.py", "ref")
+    sizes = {"batch_size": 5, "n_embd": 64, "n_head": 8}
+    variants, left = pi.kb_boundary_sizes(mod, sizes)
+    # n_head 17 keeps n_head | n_embd (n_embd moves to a multiple of it); n_embd 17 cannot, so it is left out
+    assert variants["n_embd=68, n_head=17"] == {"batch_size": 5, "n_embd": 68, "n_head": 17}
+    assert variants["n_head=1"] == {"batch_size": 5, "n_embd": 64, "n_head": 1}
+    assert not any(label.startswith("n_embd=17") for label in variants) and any(w.startswith("n_embd=17") for w in left)
+    assert all(s["n_embd"] % s["n_head"] == 0 for s in variants.values() if s["n_head"])
+    assert pi.kb_batch(mod, sizes, 5) == ("batch_size", "")  # a batch of 5 is a batch: the shapes say so
+    (tmp_path / "built.py").write_text(KB_HEADS.replace("return [n_embd, n_head]", "return [n_embd * batch_size, n_head]"))
+    key, why = pi.kb_batch(load_module(tmp_path / "built.py", "ref"), sizes, 5)
+    assert key is None and "built from batch_size" in why
+    (tmp_path / "square.py").write_text(KB_HEADS.replace("torch.randn(batch_size, n_embd)", "torch.randn(n_embd, n_embd)"))
+    key, why = pi.kb_batch(load_module(tmp_path / "square.py", "ref"), sizes, 64)
+    assert key is None and "first dimension (64) alone" in why
+
+
+def test_cli_audits_a_scaffolded_kernelbench_task(tmp_path: Path) -> None:
+    import shutil
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytorch_to_triton", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    shutil.copy(ROOT / KB / "affine_reference.py", tmp_path / "19_affine.py")
+    assert cli("new", "19_affine.py").returncode == 0
+    task = tmp_path / "19_affine"
+    shutil.copy(ROOT / KB / "affine_rows_by_cols.py", task / "stage1.py")
+    shutil.copy(ROOT / KB / "affine_good.py", task / "stage2.py")
+    out = cli("audit", "19_affine/stage1.py", "--reference", "19_affine/reference.py", "--no-compile")
+    assert out.returncode == 1 and "| P0 | memory_access |" in out.stdout and "probe_layout" in out.stdout, \
+        out.stdout[-3000:] + out.stderr[-2000:]
+    assert "no make_inputs" not in out.stdout + out.stderr
+    # the folder's reference.py is found without --reference, and the sidecar's [sizes] are the probes' sizes too
+    side = task / "reference.p2t.toml"
+    side.write_text(side.read_text().replace("# batch_size = 64", "batch_size = 12"))
+    out = cli("audit", "19_affine/stage2.py", "--no-compile")
+    assert out.returncode == 0 and "none failed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "ModelNew.forward at {'batch_size': 12, 'dim': 512}" in out.stdout

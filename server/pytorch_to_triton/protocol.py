@@ -1,8 +1,9 @@
 """The worker protocol: one JSON object per line over a dedicated pipe pair.
 
 Server -> worker:  {"id": int, "op": "validate"|"benchmark"|"compiled"|"probe"|"ping"|"shutdown", "args": {...}}
-                   ("probe", audit_kernel's probes: args target, harness, entry?, shape?, dtype?, only?, budget_s?;
-                   result probes, entry, entry_line, launched, shape, dtype, device, safety; worker/probes.py)
+                   ("probe", audit_kernel's probes: args target, harness, entry?, shape?, dtype?, only?, budget_s?,
+                   sizes?, sizes_interpreter? (a KernelBench harness: the sidecar's); result probes, entry,
+                   entry_line, launched, shape, dtype, device, safety, kernelbench; worker/probes.py)
 Worker -> server:  {"id": int, "type": "progress", "message": str, "progress": float, "total": float|null}
                    {"id": int, "type": "log", "level": "info"|"warning", "message": str}
                    {"id": int, "type": "case", "key": str, "case": str, "phase"|"done": ...}  (worker/case_log.py)

@@ -458,6 +458,10 @@ class Service:
         h = self.ws.resolve(harness, what="harness") if harness else None
         p = plan(src_path, self.ws.relative, h, task_ref, side.audit if side else None,
                  side.path.parent if side else None, max(10.0, 0.8 * timeout_s))
+        if p.args is not None and side is not None and task_ref is not None and p.args["harness"] == str(task_ref):
+            # A KernelBench task reference as the example call: the sizes its validation runs at (the worker reads
+            # them only for that form).
+            p.args.update(sizes=dict(side.sizes), sizes_interpreter=dict(side.sizes_interpreter))
         if not probe:
             return weigh(report, None, "probe=false", accept=p.accept)
         if p.args is None:
@@ -474,6 +478,8 @@ class Service:
             if e.kind == "cancelled":
                 raise
             return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept)
+        if res.get("kernelbench") and isinstance(res.get("shape"), dict):
+            p.args["shape"] = res["shape"]  # the reproducer runs at the very sizes the probes ran at
         report.checked.append(f"probes: {res.get('entry')} at {res.get('shape')} {res.get('dtype')} on "
                               f"{res.get('device')}; safety by {res.get('safety')}")
         return weigh(report, res, repro=p.reproducer, accept=p.accept)

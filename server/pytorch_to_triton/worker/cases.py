@@ -359,28 +359,7 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
     rels = sz.relations(defaults, every)
     ratio = sz.ratios(mod, start, every)  # read once at the problem's sizes (shrunk ones have chance ratios)
     notes: list[str] = []
-    if device == "cuda":
-        main = Planned("full" if not pinned else "sized", start, "main", optional=False,
-                       why="the problem's get_inputs() at its full size" if not pinned else "get_inputs() at your sizes")
-    else:
-        small_enough = sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM, keep=keep, keep_ratio=ratio)
-        wide = {k: small_enough[k] for k in vary if small_enough[k] > sz.CPU_MAX_DIM}
-        if wide:
-            notes.append(f"shrinking left {sz.fmt(wide)} above {sz.CPU_MAX_DIM}: the reference rejects smaller "
-                         "values on fake tensors; pass sizes=... (or [sizes] in the sidecar) to choose them")
-        main = Planned("shrunk" if small_enough != start else ("full" if not pinned else "sized"), small_enough,
-                       "main", optional=False, why="the problem's get_inputs(), shrunk for the interpreter")
-        est = sz.footprint(mod, small_enough)[0]
-        if est is not None and est > 16 * sz.CPU_MAX_ELEMS:
-            why = ("get_inputs() reads no module-level sizes to shrink (its sizes are literals); run on a GPU"
-                   if not vary else f"shrinking stopped at {sz.fmt(small_enough)} (the reference rejects smaller "
-                   "sizes, or they reached 4); run on a GPU, or pass sizes=...")
-            notes.append(f"the interpreter runs about {est:,} input + output elements here: slow (minutes). {why}")
-        if small_enough != start:
-            whose = "the problem's" if not pinned else "your sizes on top of the problem's:"
-            notes.append(f"no GPU: validated at shrunk sizes {sz.fmt(small_enough)} instead of {whose} "
-                         f"{sz.fmt(start)}; the full size was not run (the interpreter's cost is per operation). "
-                         "Run on a GPU for the full size, or pass sizes=... to choose the sizes")
+    main = _main_case(mod, device, start, pinned, vary, keep, ratio, notes)
     full = main.sizes == {**defaults, **pinned} and not pinned
     if pinned:
         notes.append(f"sizes {sz.fmt(pinned)} override the problem's own ({sz.fmt({k: defaults.get(k) for k in pinned})}): "
@@ -457,6 +436,47 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
         cases = kept
     return Plan(defaults, pinned, main, cases, full_size_run=full and any(c.kind == "main" for c in cases),
                 notes=notes, start=start, rels=rels, keep=keep)
+
+
+def main_sizes(mod: ModuleType, device: str, sizes: dict[str, Any] | None) -> tuple[dict[str, int], list[str]]:
+    """The sizes of plan()'s main case and what the report says about them: the problem's own on a GPU, shrunk
+    for the interpreter on the CPU (`sizes` pinned on top either way). audit_kernel's probes run there too."""
+    defaults = sz.size_constants(mod)
+    pinned = sz.check_sizes(mod, sizes)
+    start = {**defaults, **pinned}
+    vary = sz.varied(defaults, pinned, sz.derived(mod))
+    notes: list[str] = []
+    main = _main_case(mod, device, start, pinned, vary, set(pinned),
+                      sz.ratios(mod, start, sz.varied(defaults, {}, sz.derived(mod))), notes)
+    return dict(main.sizes), notes
+
+
+def _main_case(mod: ModuleType, device: str, start: dict[str, int], pinned: dict[str, int], vary: list[str],
+               keep: set[str], ratio: dict[str, str], notes: list[str]) -> Planned:
+    """The main case: the full size on a GPU, shrunk for the interpreter (notes say how) on the CPU."""
+    if device == "cuda":
+        main = Planned("full" if not pinned else "sized", start, "main", optional=False,
+                       why="the problem's get_inputs() at its full size" if not pinned else "get_inputs() at your sizes")
+    else:
+        small_enough = sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM, keep=keep, keep_ratio=ratio)
+        wide = {k: small_enough[k] for k in vary if small_enough[k] > sz.CPU_MAX_DIM}
+        if wide:
+            notes.append(f"shrinking left {sz.fmt(wide)} above {sz.CPU_MAX_DIM}: the reference rejects smaller "
+                         "values on fake tensors; pass sizes=... (or [sizes] in the sidecar) to choose them")
+        main = Planned("shrunk" if small_enough != start else ("full" if not pinned else "sized"), small_enough,
+                       "main", optional=False, why="the problem's get_inputs(), shrunk for the interpreter")
+        est = sz.footprint(mod, small_enough)[0]
+        if est is not None and est > 16 * sz.CPU_MAX_ELEMS:
+            why = ("get_inputs() reads no module-level sizes to shrink (its sizes are literals); run on a GPU"
+                   if not vary else f"shrinking stopped at {sz.fmt(small_enough)} (the reference rejects smaller "
+                   "sizes, or they reached 4); run on a GPU, or pass sizes=...")
+            notes.append(f"the interpreter runs about {est:,} input + output elements here: slow (minutes). {why}")
+        if small_enough != start:
+            whose = "the problem's" if not pinned else "your sizes on top of the problem's:"
+            notes.append(f"no GPU: validated at shrunk sizes {sz.fmt(small_enough)} instead of {whose} "
+                         f"{sz.fmt(start)}; the full size was not run (the interpreter's cost is per operation). "
+                         "Run on a GPU for the full size, or pass sizes=... to choose the sizes")
+    return main
 
 
 def _keep_invariants(mod: ModuleType, c: Planned, rels: list[tuple[str, str, str]], keep: set[str]) -> None:

@@ -9,6 +9,13 @@ a reproducer names (`--only LABEL`). Tiers, cheapest first, all small enough for
   batch (an inner dimension of 0, a head of no channels, means nothing and is not tried);
 - sentinel: a quarter of the integer entries set to the entry's own sentinel default (ignore_index=-100 ...);
 - magnitude: values x100 (softmax/exp overflow) and shifted by -120 (exp underflow to 0, log(0) = -inf).
+
+A KernelBench-form task (kb_* below) has no case shape: its sizes are module-level constants (sizes.py), and the
+rows and sizes probes move those, never the tensors' shapes. The sizes probe moves one varied constant at a time
+(the batch-like first one also to 0), the sizes computed from it follow, and a variant the reference rejects as it
+is (on fake tensors) keeps the relations among the problem's sizes instead (cases.py repairs its variants the same
+way); one it rejects either way is left out. A prefix of the batch is the problem at a smaller batch constant only
+when that constant is the inputs' first dimension alone and the model is not built from it.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Any
 
 import torch
 
+from . import sizes as sz
 from .poison import fill_poison, original
 
 SENTINEL_PARAMS = ("ignore_index", "padding_idx", "pad_token_id", "pad_id", "ignore_id")
@@ -140,3 +148,60 @@ def magnitudes(inputs: list[Any]) -> dict[str, list[Any]]:
     if not any(_floating(x) for x in inputs):
         return {}
     return {label: [x * scale + shift if _floating(x) else x for x in inputs] for label, scale, shift in MAGNITUDES}
+
+
+# ---- KernelBench form: the sizes move through the module-level constants -------------------------------------------
+def kb_batch(mod: Any, sizes: dict[str, int], b: int) -> tuple[str | None, str]:
+    """(the size constant that is get_inputs()'s batch dimension `b`, '') when a prefix of the batch is the same
+    problem at a smaller value of it, else (None, why not)."""
+    base = sz.input_shapes(mod, sizes)
+    if base is None:
+        return None, "get_inputs() cannot be built on fake tensors, so its batch constant is unknown"
+    built, follows = sz.built_from(mod), sz.derived(mod)
+    for k in sz.size_constants(mod):  # a batch of 4 is a batch too: the shapes below decide, not the size
+        if sizes.get(k) != b or k in follows or sz.STRUCTURAL.search(k):
+            continue
+        moved = sz.settle(mod, {**sizes, k: b + 1})
+        if any(moved[o] != v for o, v in sizes.items() if o != k):
+            continue  # other sizes follow it: a prefix is not the problem at a smaller k
+        want = [(b + 1, *s[1:]) if s and s[0] == b else s for s in base]
+        if sz.input_shapes(mod, moved) != want:
+            continue
+        if k in built:
+            return None, (f"the model is built from {k} (get_init_inputs reads it): a prefix of the batch is another "
+                          "problem, not the same one at a smaller size")
+        return k, ""
+    return None, (f"no size constant of the problem is the inputs' first dimension ({b}) alone: a prefix of it is "
+                  "not the problem at a smaller size")
+
+
+def kb_boundary_sizes(mod: Any, sizes: dict[str, int]) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """(label -> the problem's sizes with one varied constant moved to a boundary, notes on the variants left out).
+    The label names what moved ('dim=17', or 'n_embd=17, n_head=1' when a relation is kept)."""
+    defaults = sz.size_constants(mod)
+    every = sz.varied(defaults, {}, sz.derived(mod))
+    rels = sz.relations(defaults, every)
+    out: dict[str, tuple[dict[str, int], int]] = {}
+    left: list[str] = []
+    for n, k in enumerate(every):
+        size = sizes[k]
+        p = max(16, _pow2_at_or_above(size))
+        for new in ((0,) if n == 0 else ()) + (1, 17, p - 1, p + 1):
+            if new == size:
+                continue
+            as_is = sz.settle(mod, {**sizes, k: new})
+            options = [as_is] + [sz.settle(mod, sz.repair(as_is, [r for r in rels if r[0] in kinds], {k}))
+                                 for kinds in (("le",), ("le", "div"), ("le", "div", "eq"))]
+            chosen = None
+            for option in dict.fromkeys(tuple(o.items()) for o in options):
+                n_elems, accepted = sz.footprint(mod, dict(option))
+                if accepted is not False:
+                    chosen = (dict(option), n_elems or 0)
+                    break
+            if chosen is None:
+                left.append(f"{k}={new} (the reference rejects it, also with the relations among the sizes kept)")
+                continue
+            label = sz.fmt({q: v for q, v in chosen[0].items() if v != sizes.get(q)})
+            out.setdefault(label, chosen)
+    ranked = sorted(out.items(), key=lambda kv: (0 not in kv[1][0].values(), kv[1][1]))
+    return {label: s for label, (s, _) in ranked[:MAX_SIZE_VARIANTS]}, left

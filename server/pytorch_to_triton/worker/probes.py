@@ -6,6 +6,10 @@ out, e.g. rows of a blockwise quantizer that share a block), every probe runs th
 check (bounds.py), on variants from probe_inputs.py, and compares it with itself (metamorphic) or with the harness's
 reference. Nothing here decides severity: the server's audit/evidence.py does, from what each probe saw.
 
+A KernelBench-form task reference (Model, get_inputs, get_init_inputs; no make_inputs) is an example call too:
+probe_kb.py runs ModelNew on get_inputs() with Model as the reference, and the sizes move through the problem's
+module-level constants.
+
 A failure carries the probe, the variant's label and what went wrong; `python -m pytorch_to_triton.worker.probes
 TARGET --harness H --only "PROBE: LABEL"` reruns that one variant and exits 1 while it still fails (the reproducer).
 """
@@ -31,7 +35,15 @@ from .compare import merged_tolerances, tolerance_for
 from .errors_fmt import describe
 from .poison import POISON
 from .poison import install as install_poison
-from .tasks import Case, TaskError, dtype_from_name, load_module, resolve_candidate_entry, resolve_reference_entry
+from .tasks import (
+    Case,
+    TaskError,
+    dtype_from_name,
+    is_kernelbench,
+    load_module,
+    resolve_candidate_entry,
+    resolve_reference_entry,
+)
 
 # (probe, what it covers); the report lists every one, run or not, with its reason.
 PROBES = {
@@ -167,6 +179,8 @@ class Prober:
         self.skip = dict(skip or {})
         self.task = False  # the harness is a task reference: run_validation owns the comparison with it
         self.tolerances: dict[str, Any] = {}  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
+        self.kb: Any = None  # probe_kb.KernelBenchHarness: sizes are a KernelBench problem's constants
+        self.not_for: dict[str, str] = {}  # probe -> why it means nothing for this kind of task (said as is)
 
     # ---- calls ---------------------------------------------------------------------------------------------
     def inputs(self, shape: Any = None, dtype: torch.dtype | None = None, seed: int = 0) -> list[Any]:
@@ -239,13 +253,20 @@ class Prober:
     # ---- the probes ----------------------------------------------------------------------------------------
     def run(self) -> list[Probe]:
         """Every probe; the example call must work before the others mean anything."""
+        from .kernelbench import CandidateInitError
+
         probes = {name: Probe(name, covered) for name, covered in PROBES.items()}
         try:
             x = self.inputs()
+        except CandidateInitError as e:  # ModelNew(*get_init_inputs()) raised: the candidate's failure
+            x, base = [], Outcome(error=e.exc)
         except Exception as e:  # noqa: BLE001
             raise TaskError("inputs", f"the harness's make_inputs failed for shape {self.shape}: "
                             f"{type(e).__name__}: {e}", usage=True) from e
-        base = self.call(x)
+        else:
+            base = self.call(x)
+        if self.kb is not None:
+            probes["example"].notes += [*self.kb.notes, f"parameters: {self.kb.parameters()}"]
         ok = self.judge(probes["example"], "example", x, base)
         if not ok:
             for p in probes.values():
@@ -260,6 +281,9 @@ class Prober:
             p = probes[name]
             if self.emit is not None:
                 self.emit("progress", message=f"probe {name}", progress=i + 1, total=len(steps))
+            if name in self.not_for:
+                p.not_run = self.not_for[name]
+                continue
             if name in self.skip:
                 p.not_run = f"the harness rules it out: {self.skip[name]}"
                 continue
@@ -278,6 +302,12 @@ class Prober:
                 p.not_run = f"stopped: the CUDA context is unusable after an earlier failure ({e})"
             except Exception as e:  # noqa: BLE001 - a probe that breaks says so; the others still run
                 p.not_run = f"probe error: {type(e).__name__}: {e}"[:300]
+            if self.kb is not None and not self.poisoned:
+                try:
+                    self.kb.reset()  # the sizes probe built the models at other sizes: the example's again
+                except Exception as e:  # noqa: BLE001 - said, and the later probes do not run on other models
+                    why = f"the models could not be built at the example's sizes again ({type(e).__name__}: {e})"
+                    self.not_for.update(dict.fromkeys(PROBES, why[:300]))
             if not p.ran and not p.not_run:
                 p.not_run = "nothing to vary for this entry"
         return list(probes.values())
@@ -307,10 +337,18 @@ class Prober:
         if b is None or not per_row:
             p.not_run = "no batch dimension shared by the inputs and the outputs"
             return
+        if self.kb is not None:
+            key, why = self.kb.batch(b)
+            if key is None:
+                p.not_run = why
+                return
+            p.notes.append(f"the batch is {key}: the first k rows are the problem at {key}=k")
         for label, (k, variant) in pi.row_prefixes(x).items():
             if not self.wanted("rows", label) or self.out_of_time(p):
                 continue
             got = self.call(variant)
+            if got.error is not None and self.invalid_for_reference(p, label, variant):
+                continue
             if self.judge(p, label, variant, got):
                 sub = got.outputs or []
                 mine = [sub[i] for i in per_row if i < len(sub)]
@@ -319,11 +357,22 @@ class Prober:
                     self.fail(p, label, "rows differ from the same rows of the full batch", detail=diff)
 
     def _sizes(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
-        for label, shape in pi.boundary_shapes(self.shape).items():
+        from .kernelbench import CandidateInitError
+
+        if self.kb is not None:
+            variants, left = self.kb.boundary_sizes()
+            p.notes += [f"left out: {w}" for w in left]
+        else:
+            variants = pi.boundary_shapes(self.shape)
+        for label, shape in variants.items():
             if not self.wanted("sizes", label) or self.out_of_time(p):
                 continue
             try:
                 v = self.inputs(shape)
+            except CandidateInitError as e:  # the reference's Model was built at these sizes; ModelNew was not
+                p.ran.append(label)
+                self.fail(p, label, "ModelNew(*get_init_inputs()) raised", e.exc)
+                continue
             except Exception as e:  # noqa: BLE001 - the harness cannot build this size: not the kernel's fault
                 p.notes.append(f"{label}: make_inputs refused ({type(e).__name__})")
                 continue
@@ -498,12 +547,13 @@ class Prober:
 
 
 # ---- loading -------------------------------------------------------------------------------------------------
-def _load(target: Path, harness: Path, entry: str | None) -> tuple[Callable[..., Any], Any, Callable[..., Any] | None]:
-    """(entry, harness module, reference or None)."""
-    h_mod = load_module(harness, "harness")
+def _entry(target: Path, harness: Path, h_mod: Any, entry: str | None) \
+        -> tuple[Callable[..., Any], Any, Callable[..., Any] | None]:
+    """(entry, harness module, reference or None) of a harness in the task format (make_inputs)."""
     if not callable(getattr(h_mod, "make_inputs", None)):
-        raise TaskError("import", f"{harness.name} has no make_inputs(case); an audit harness is the entry's "
-                        "example call in the task format (references/audit-guide.md, 'Probes')", usage=True)
+        raise TaskError("import", f"{harness.name} has no make_inputs(case) and is not in KernelBench form (Model, "
+                        "get_inputs); an audit harness is the entry's example call in the task format "
+                        "(references/audit-guide.md, 'Probes')", usage=True)
     t_mod = h_mod if target.resolve() == harness.resolve() else load_module(target, "target")
     name = entry or getattr(h_mod, "ENTRY", None)
     ref = getattr(h_mod, "reference", None) if h_mod is not t_mod else None
@@ -539,18 +589,29 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     install_poison()
     bounds = rt.interpreter and install_bounds()
     target, harness = Path(args["target"]), Path(args["harness"])
-    fn, h_mod, ref = _load(target, harness, args.get("entry"))
-    shape = _example_shape(h_mod, args.get("shape"))
-    prober = Prober(fn, h_mod.make_inputs, shape, args.get("dtype") or "float32", rt.device, ref,
+    h_mod = load_module(harness, "harness")
+    kb = None
+    if is_kernelbench(h_mod) and not callable(getattr(h_mod, "make_inputs", None)):
+        from .probe_kb import NOT_FOR_KERNELBENCH, KernelBenchHarness
+
+        kb = KernelBenchHarness(h_mod, harness, target, rt.device, args)
+        fn, ref, make, shape, dtype = kb.entry, kb.reference, kb.make_inputs, kb.sizes, kb.dtype
+    else:
+        fn, h_mod, ref = _entry(target, harness, h_mod, args.get("entry"))
+        make, shape, dtype = h_mod.make_inputs, _example_shape(h_mod, args.get("shape")), args.get("dtype") or "float32"
+    prober = Prober(fn, make, shape, dtype, rt.device, ref,
                     args.get("only"), float(args.get("budget_s") or DEFAULT_BUDGET_S),
                     [target.resolve().parent, harness.resolve().parent], getattr(h_mod, "SKIP_PROBES", None), emit)
+    if kb is not None:
+        prober.kb, prober.not_for = kb, dict(NOT_FOR_KERNELBENCH)
     if emit:
         emit("progress", message=f"probes of {getattr(fn, '__name__', 'entry')} at {shape}")
     from .runtime import RECORDER
 
     RECORDER.reset()
     RECORDER.record_blocks(True)
-    prober.task = not (args.get("entry") or hasattr(h_mod, "ENTRY") or callable(getattr(h_mod, "entry", None)))
+    prober.task = kb is not None or not (args.get("entry") or hasattr(h_mod, "ENTRY")
+                                         or callable(getattr(h_mod, "entry", None)))
     prober.tolerances = merged_tolerances(h_mod, None)
     try:
         probes = prober.run()
@@ -566,20 +627,23 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
         entry_line = inspect.getsourcelines(inspect.unwrap(fn))[1]
     except (OSError, TypeError):
         entry_line = 0
-    return {"probes": [p.as_dict() for p in probes], "entry": getattr(fn, "__name__", str(fn)), "entry_line": entry_line,
+    name = getattr(fn, "__qualname__", None) if kb is not None else getattr(fn, "__name__", None)
+    return {"probes": [p.as_dict() for p in probes], "entry": name or str(fn), "entry_line": entry_line,
             "launched": launched, "constexpr_values": constexprs,
-            "shape": list(shape) if isinstance(shape, tuple) else shape, "dtype": args.get("dtype") or "float32",
-            "device": rt.device, "safety": safety, "reference": ref is not None}
+            "shape": list(shape) if isinstance(shape, tuple) else shape, "dtype": dtype,
+            "device": rt.device, "safety": safety, "reference": ref is not None, "kernelbench": kb is not None}
 
 
 def main(argv: list[str] | None = None) -> int:
     """The reproducer: rerun one probe variant (or all) outside the server; exit 1 while anything fails."""
     ap = argparse.ArgumentParser(prog="python -m pytorch_to_triton.worker.probes", description=main.__doc__)
     ap.add_argument("target", help="the audited Triton file")
-    ap.add_argument("--harness", required=True, help="make_inputs(case) (+ ENTRY, SHAPES/AUDIT_SHAPE, reference)")
+    ap.add_argument("--harness", required=True, help="make_inputs(case) (+ ENTRY, SHAPES/AUDIT_SHAPE, reference), or "
+                    "a KernelBench-form task reference (the target defines ModelNew)")
     ap.add_argument("--entry")
-    ap.add_argument("--shape", type=json.loads, help="the example shape as JSON, e.g. [4, 1000]")
-    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--shape", type=json.loads, help='the example shape as JSON, e.g. [4, 1000] (KernelBench: the '
+                    'sizes, e.g. {"batch_size": 64, "dim": 512})')
+    ap.add_argument("--dtype", help="the example dtype (default float32; KernelBench: the problem's own)")
     ap.add_argument("--only", help='one variant, "PROBE: LABEL" as the report names it')
     a = ap.parse_args(argv)
     from .runtime import setup

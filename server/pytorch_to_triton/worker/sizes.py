@@ -89,6 +89,14 @@ def size_constants(mod: ModuleType) -> dict[str, int]:
     return out
 
 
+def built_from(mod: ModuleType) -> set[str]:
+    """The size keys get_init_inputs() reads: the sizes the model itself is built from (n_embd, in_features)."""
+    init = getattr(mod, "get_init_inputs", None)
+    if not callable(init):
+        return set()
+    return {k for name in _globals_read(mod, [init]) for k in _ints_of(name, vars(mod).get(name))}
+
+
 def module_ints(mod: ModuleType) -> dict[str, int]:
     """Every module-level integer (and integer-tuple element) of the problem: what `sizes` may override."""
     out: dict[str, int] = {}
@@ -168,6 +176,19 @@ def footprint(mod: ModuleType, sizes: dict[str, int]) -> tuple[int | None, bool 
                     return n, False
         except Exception:  # noqa: BLE001
             return None, None
+
+
+def input_shapes(mod: ModuleType, sizes: dict[str, int]) -> list[tuple[int, ...] | None] | None:
+    """The shape of each of get_inputs()'s values at `sizes` (None for a value that is no tensor), from fake
+    tensors: nothing is allocated. None when the inputs cannot be built fake."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with sized(mod, sizes):
+        try:
+            with FakeTensorMode(allow_non_fake_inputs=True):
+                return [tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in mod.get_inputs()]
+        except Exception:  # noqa: BLE001
+            return None
 
 
 # ---- automatic sizes -------------------------------------------------------------------------------------------
@@ -283,10 +304,9 @@ def ratios(mod: ModuleType, consts: dict[str, int], keys: list[str]) -> dict[str
     """Structural ratios to keep while shrinking, b -> a: both are sizes the model is built from (get_init_inputs
     reads them), a divides b, and b / a >= 8 (n_embd / n_head = the head size, channels / groups). Halving b then
     halves a too, so the head size stays what the problem has (a shrunk attention with head size 3 tests little)."""
-    init = getattr(mod, "get_init_inputs", None)
-    if not callable(init):
+    built = built_from(mod)
+    if not built:
         return {}
-    built = {k for name in _globals_read(mod, [init]) for k in _ints_of(name, vars(mod).get(name))}
     # a may be a structural constant the automatic sizes never vary on their own (num_groups): it moves only here.
     partners = [k for k in consts if k in built and consts[k] >= 2]
     out = _module_ratios(mod, consts, keys, partners)  # GroupNorm(num_groups, channels) as the model says
