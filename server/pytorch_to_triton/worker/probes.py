@@ -395,8 +395,12 @@ class Prober:
         key, old, new = moved
         if old % 2 or new % 2 == 0 or new < 1:
             return False
+        # The even neighbour that still ends in a partial block (not a multiple of 16): 15 -> 14, 63 -> 62, 17 -> 18.
+        even = next((t for t in (new + 1, new - 1) if t >= 2 and t % 16 and t != old), None)
+        if even is None:
+            return False
         twin = dict(shape) if isinstance(shape, dict) else list(shape)
-        twin[key] = new + 1
+        twin[key] = even
         twin = twin if isinstance(twin, dict) else tuple(twin)
         try:
             tv = self.inputs(twin)
