@@ -13,9 +13,11 @@ Cold: a fresh server (Triton cache deleted), `server_start_s` to the end of the 
 the first run_validation right after it; then a fresh server in the same workspace with the caches the first left
 (the first call of any later server: kernels compiled once per workspace), and a fresh server whose client idles
 --idle seconds first (the worker starts with the server, so by then it has imported torch); each reports its
-worker's start-up steps (worker/prewarm.py). The bare worker runs three times: as the server runs it, with
-compiled-kernel reuse off (P2T_REUSE_KERNELS=0) and with the reference's side recomputed on every call
-(P2T_REUSE_REFERENCE=0, worker/ref_cache.py). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
+worker's start-up steps (worker/prewarm.py). The bare worker runs four times: as the server runs it, with
+compiled-kernel reuse off (P2T_REUSE_KERNELS=0), with the reference's side recomputed on every call
+(P2T_REUSE_REFERENCE=0, worker/ref_cache.py), and with memory released between calls as the worker does after each
+answer (P2T_LATENCY_RELEASE=1: gc and, on CUDA, torch.cuda.empty_cache(), so every call allocates from an empty
+caching allocator; the suspect for the subprocess worker's 2x on the H200, benchmarks/worker_gap.py). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
 
 Runs on a CPU-only machine too (the worker then runs Triton's interpreter, TRITON_INTERPRET=1): there "kernel"
 is the interpreter executing the kernel, seconds per call, so only the harness and the layers above it compare
@@ -122,6 +124,10 @@ def bare_worker(calls: int) -> dict[str, Any]:
         rep = validate_candidate(dict(args), rt, lambda *a, **k: None, patches)
         dt = time.perf_counter() - t0
         assert rep["ok"], rep["findings"]
+        if os.environ.get("P2T_LATENCY_RELEASE") == "1":  # what the worker does after each answer (untimed):
+            from pytorch_to_triton.worker.memory import release  # gc, and on CUDA torch.cuda.empty_cache(), so
+
+            release(rt.device)  # the next call's allocations start from an empty caching allocator
         if i:  # the first call compiles (or loads from the Triton cache): not warm
             totals.append(dt)
             kernels.append(spent[0])
@@ -247,11 +253,12 @@ def main() -> int:
     if a.layer in ("all", "pool"):
         res["pool_service"] = pool_and_service(a.calls)
     if a.layer == "all":
-        for key, reuse, ref in (("bare_worker", "1", "1"), ("bare_worker_no_reuse", "0", "1"),
-                                ("bare_worker_no_ref_reuse", "1", "0")):
+        for key, reuse, ref, rel in (("bare_worker", "1", "1", "0"), ("bare_worker_no_reuse", "0", "1", "0"),
+                                     ("bare_worker_no_ref_reuse", "1", "0", "0"), ("bare_worker_release", "1", "1", "1")):
             out = subprocess.run([sys.executable, __file__, "--layer", "bare", "--calls", str(a.calls)],
                                  capture_output=True, text=True, cwd=str(ROOT), check=False,
-                                 env={**os.environ, "P2T_REUSE_KERNELS": reuse, "P2T_REUSE_REFERENCE": ref})
+                                 env={**os.environ, "P2T_REUSE_KERNELS": reuse, "P2T_REUSE_REFERENCE": ref,
+                                      "P2T_LATENCY_RELEASE": rel})
             lines = [x for x in out.stdout.splitlines() if x.startswith("{")]
             res[key] = json.loads(lines[-1]) if lines else {"error": out.stderr[-2000:]}
     out_dir = Path(os.environ.get("OUT") or "/tmp/out")
@@ -289,6 +296,7 @@ def _table(res: dict[str, Any]) -> None:
         ("warm: ... inside Triton launches (kernel)", nb.get("kernel_s")),
         ("warm: bare worker, reference recomputed each call", nr.get("total_s")),
         ("warm: ... harness", nr.get("harness_s")),
+        ("warm: bare worker, memory released between calls", res.get("bare_worker_release", {}).get("total_s")),
     ]
     for label, v in rows:
         print(f"  {label:<50} {ms(v)}")

@@ -120,6 +120,37 @@ def test_huge_kernelbench_case_is_refused_with_the_estimate(tmp_path: Path) -> N
     assert memory._rss_self() - rss0 < 512 << 20  # nothing of the 4 TiB was allocated
 
 
+def test_small_inputs_huge_outputs_refused_when_the_case_ran_before_its_estimate(tmp_path: Path, monkeypatch) -> None:
+    """A worker's first request runs a small-input case before its estimate (no torch._dynamo yet, validate.py):
+    an outer product of 64 TiB then runs out of memory in the reference and is refused with the fake estimate."""
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    import torch
+
+    from pytorch_to_triton.worker import memory, validate
+    from pytorch_to_triton.worker.guards import PatchWatch
+    from pytorch_to_triton.worker.loader import load_task
+    from pytorch_to_triton.worker.runtime import setup
+    from pytorch_to_triton.worker.tasks import TaskError
+
+    monkeypatch.setattr(memory, "dynamo_loaded", lambda: False)  # as in a fresh worker
+    monkeypatch.setattr(validate, "_ESTIMATES", {})
+    deferred: list[bool] = []
+    orig = validate.Validator._can_defer
+    monkeypatch.setattr(validate.Validator, "_can_defer", lambda *a: deferred.append(orig(*a)) or deferred[-1])
+    ws = _ws(tmp_path)
+    rt = setup()
+    args = {"workspace": str(ws), "reference": str(ws / "outer_huge_reference.py"),
+            "candidate": str(ws / "add_stage1.py"), "candidate_display": "add_stage1.py"}
+    v = validate.Validator(args, rt, lambda *a, **k: None, PatchWatch())
+    task = load_task(v.ref_path, v.cand_path, None, None, rt.device)
+    with pytest.raises(TaskError) as exc:
+        v.run_case(task, "big", (1 << 22,), torch.float32, 1.0, 0)
+    assert deferred == [True]  # it did run before its estimate
+    assert exc.value.usage
+    assert re.search(r"case big \[4194304\] needs about [\d.]+ GiB \(inputs 0\.03 GiB, outputs 65536\.00 GiB;.* "
+                     r"are free; shrink the case", str(exc.value)), str(exc.value)
+
+
 def test_huge_case_through_the_service_is_a_usage_error(mem_service) -> None:
     with pytest.raises(UsageError, match=r"case huge \[1099511627776\] needs about [\d.]+ GiB \(inputs 8192\.00 GiB, "
                                          r"outputs 4096\.00 GiB.* are free; shrink the case"):

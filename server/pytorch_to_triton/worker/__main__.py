@@ -63,7 +63,13 @@ def main() -> int:
     gc.freeze()
     reader = os.fdopen(req_fd, "rb", buffering=0)
     buf = b""
+    served, dynamo_due = 0, True
     while True:
+        if dynamo_due and served and b"\n" not in buf and _idle(req_fd, DYNAMO_IDLE_S):
+            from .prewarm import dynamo_later
+
+            rt.info["startup_s"].update(dynamo_later(patches))  # after the first answer (prewarm.py)
+            dynamo_due = False
         chunk = reader.read(1 << 16)
         if not chunk:
             return 0
@@ -78,12 +84,26 @@ def main() -> int:
             # An illegal address or device assert poisons the CUDA context for good: _serve then answers
             # with worker_exiting and this process exits, so the server starts a fresh one for the next call.
             _serve(req, rt, patches, res_fd, write_message)
+            served += 1
+
+
+DYNAMO_IDLE_S = 0.3  # quiet this long after an answer before importing torch._dynamo (prewarm.dynamo_later)
+
+
+def _idle(fd: int, seconds: float) -> bool:
+    """True when no request arrives on fd within `seconds`."""
+    import select
+
+    try:
+        return not select.select([fd], [], [], seconds)[0]
+    except (OSError, ValueError):
+        return False
 
 
 def _prewarm(rt: Any) -> dict[str, Any]:
     """Do now what the first request would do (worker/prewarm.py), so a worker started ahead of its first call
-    (the prestarted one, the warm spare) answers that call sooner. Before PatchWatch: importing torch._dynamo
-    rebinds some torch functions, which must be the baseline. Returns the steps' times."""
+    (the prestarted one, the warm spare) answers that call sooner. Before PatchWatch: the snapshot is of what
+    the prewarm loaded. Returns the steps' times."""
     try:
         from .prewarm import startup
 
@@ -149,8 +169,16 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
 
     before = memory.allocated(rt.device)
     sandbox.begin_call()
+    prof = _profiler()
     try:
-        result = _dispatch(req.get("op", ""), req.get("args") or {}, rt, patches, emit)
+        if prof is not None:
+            prof.enable()
+        try:
+            result = _dispatch(req.get("op", ""), req.get("args") or {}, rt, patches, emit)
+        finally:
+            if prof is not None:
+                prof.disable()
+                _dump_profile(prof, rid)
         result.setdefault("runtime", _runtime_info(rt))
         msg: dict[str, Any] = {"id": rid, "type": "result", "result": result}
     except TaskError as e:
@@ -183,6 +211,23 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
 
 
 _BASELINE: dict[str, Any] = {}
+
+
+def _profiler() -> Any:
+    """A cProfile.Profile around each request when P2T_WORKER_PROFILE names a directory (benchmarks/worker_gap.py;
+    run with P2T_SANDBOX=0, or the ruleset refuses writes there), else None."""
+    if not os.environ.get("P2T_WORKER_PROFILE"):
+        return None
+    import cProfile
+
+    return cProfile.Profile()
+
+
+def _dump_profile(prof: Any, rid: Any) -> None:
+    try:
+        prof.dump_stats(os.path.join(os.environ["P2T_WORKER_PROFILE"], f"worker-{os.getpid()}-{rid}.prof"))
+    except OSError:
+        pass
 
 
 def _poisoned(exc: BaseException) -> Any:
@@ -226,8 +271,11 @@ def _release(rt: Any, op: str | None) -> dict[str, Any]:
 
 
 def _runtime_info(rt: Any) -> dict[str, Any]:
+    from .memory import dynamo_loaded
+
     return {"device": rt.device, "interpreter": rt.interpreter, "torch": rt.torch_version,
-            "triton": rt.triton_version, "gpu": rt.gpu_name, **rt.info}
+            "triton": rt.triton_version, "gpu": rt.gpu_name, **rt.info,
+            "dynamo_loaded": dynamo_loaded()}  # torch._dynamo imported by now (prewarm.dynamo_later)
 
 
 def _dispatch(op: str, args: dict[str, Any], rt: Any, patches: Any, emit: Any) -> dict[str, Any]:

@@ -14,7 +14,9 @@ temporaries and whatever the reference or candidate allocate internally.
 from __future__ import annotations
 
 import gc
+import math
 import os
+import sys
 import traceback
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +27,11 @@ from . import compare as cmp
 
 MARGIN = 1.05  # 5% on top of the counted copies: the allocator rounds blocks up (2 MiB segments)
 MARGIN_BYTES = 256 << 20
+# A case whose inputs take at most 1/DEFER_FACTOR of the free memory is run before its outputs are known (see
+# meta_input_bytes): an fp32 element-wise case needs about 5x its inputs with the float64 copies, so its outputs
+# may be about 12x its inputs before that would not fit; a reference whose outputs outgrow that runs out of memory
+# and is refused then, with the estimate on fake tensors (Validator._check_memory).
+DEFER_FACTOR = 64
 
 
 @dataclass
@@ -108,6 +115,50 @@ def estimate(make_inputs: Any, reference: Any, device: str) -> Estimate | None:
     if outs is None:
         return Estimate(i, i, _bytes64(inputs), _bytes64(inputs), outputs_guessed=True)
     return Estimate(i, sum(t.numel() * t.element_size() for t in outs), _bytes64(inputs), _bytes64(outs))
+
+
+def dynamo_loaded() -> bool:
+    """Whether torch._dynamo is imported (and done importing). FakeTensorMode imports it on first use, and so does
+    the first meta-device op of many kinds (torch._refs wrap them in torch._disable_dynamo): 1.5 s on the dev CPU,
+    3.9 s on the H200 (issue 28), so a worker imports it after its first request (worker/__main__.py)."""
+    return getattr(sys.modules.get("torch._dynamo"), "disable", None) is not None
+
+
+def meta_input_bytes(make_inputs: Any) -> int | None:
+    """Bytes of a case's inputs built on the meta device (nothing allocated) without FakeTensorMode and without
+    importing torch._dynamo; None when make_inputs cannot build them so (it computes on its tensors, moves them to
+    a device, or allocates something real): the caller then estimates on fake tensors."""
+    from .nest import flatten as _flatten
+    from .nest import tensors as _tensors
+
+    block = "torch._dynamo" not in sys.modules
+    if block:  # an import of torch._dynamo now raises ImportError: a make_inputs that would need it gives None
+        sys.modules["torch._dynamo"] = None  # type: ignore[assignment]
+    try:
+        with torch.device("meta"):  # torch.randn(n) without a device is a meta tensor too, never a real one
+            xs = _tensors(_flatten(make_inputs()))
+        if any(t.device.type != "meta" for t in xs):
+            return None
+        return sum(t.numel() * t.element_size() for t in xs)
+    except Exception:  # noqa: BLE001 - anything make_inputs cannot do on meta tensors: estimate on fake ones
+        return None
+    finally:
+        if block and "torch._dynamo" in sys.modules and sys.modules["torch._dynamo"] is None:
+            del sys.modules["torch._dynamo"]
+
+
+def real_estimate(inputs: list[Any], out_meta: list[tuple[Any, ...]], interpreter: bool) -> Estimate:
+    """The estimate of a case that ran: its inputs, and its reference's outputs as (shape, dtype, device, is_tensor)
+    (what estimate() finds on fake tensors, from the real sizes)."""
+    from .nest import flatten as _flatten
+    from .nest import tensors as _tensors
+
+    xs = _tensors(_flatten(inputs))
+    outs = [(math.prod(shape), dtype) for shape, dtype, _, is_tensor in out_meta if is_tensor]
+    size = [torch.empty((), dtype=d).element_size() for _, d in outs]
+    return Estimate(sum(t.numel() * t.element_size() for t in xs), sum(n * b for (n, _), b in zip(outs, size)),
+                    _bytes64(xs), sum(n * (8 if d.is_floating_point else b) for (n, d), b in zip(outs, size)),
+                    interpreter=interpreter)
 
 
 def free_bytes(device: str) -> tuple[int, str]:

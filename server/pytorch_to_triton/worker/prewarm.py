@@ -3,13 +3,17 @@ call under 6 s).
 
 The server starts the worker while the MCP client initializes (WorkerPool.prestart) and keeps a warm spare; both
 sit idle until a request comes. Work that every first validation would otherwise do is moved here:
-- `import torch._dynamo` and fake tensors (the memory estimate's; 0.7-1.8 s on the H200);
 - the harness's own modules (validate, kernelbench, bench and what they import), which _dispatch imports lazily;
 - one Triton launch of a small kernel: Triton's compiler and backend modules, the driver's C helpers (built with
   the host compiler the first time a Triton cache directory is used) and a launcher for the commonest signature
   of a first task (three fp32 pointers and an int: an element-wise kernel); the workspace's Triton cache keeps
   them for the next server;
 - the comparison's tensor ops once on the device (CUDA loads each kernel module on its first use).
+`import torch._dynamo` is not among them: it took 3.9 s of the H200 worker's 8.6 s start-up (1.5 s on the dev CPU),
+and a validation of a make_inputs reference no longer needs it (the memory estimate runs such a case before its
+estimate while dynamo is not loaded, validate.py; the op recorder no longer imports it, guards.py). The worker
+imports it once it has answered its first request and nothing else is waiting (`dynamo_later`), for what does need
+it: fake tensors of KernelBench problems and larger cases, torch.compile baselines, FLOP counts.
 Each step is timed; `startup()` returns the times, which the worker reports in its runtime info. A step that fails
 only costs the first request that time again: nothing here may stop the worker from serving. No torch or triton
 import at module level: the worker imports this before runtime.setup picks the interpreter or the GPU.
@@ -35,9 +39,30 @@ def process_age_s() -> float | None:
 
 
 def _dynamo() -> None:
-    # Before PatchWatch (the worker's baseline): importing torch._dynamo rebinds some torch functions.
     import torch._dynamo  # noqa: F401
     import torch._subclasses.fake_tensor  # noqa: F401
+
+
+def dynamo_later(patches: Any) -> dict[str, Any]:
+    """Import torch._dynamo in a worker that has served a request and is idle; {'dynamo_import_idle_s': ...}.
+    The import rebinds some torch functions (torch.manual_seed to a functools.wraps wrapper): PatchWatch takes
+    them into its snapshot now (guards._torch_rewrap), so that no candidate is blamed for them; anything else it
+    would restore is named in 'dynamo_import_patched'. The new objects are frozen like the start-up's (gc)."""
+    import gc
+
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {}
+    try:
+        _dynamo()
+        patched = patches.check_and_restore()
+        if patched:
+            out["dynamo_import_patched"] = patched
+        out["dynamo_import_idle_s"] = round(time.perf_counter() - t0, 3)
+    except Exception as e:  # noqa: BLE001 - whatever needs dynamo imports it then
+        out["dynamo_import_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+    gc.collect()
+    gc.freeze()
+    return out
 
 
 def _harness() -> None:
@@ -79,7 +104,7 @@ def _compare_ops(device: str) -> None:
 def startup(device: str) -> dict[str, Any]:
     """Run every step; seconds per step (or the step's error), and the process age when done."""
     out: dict[str, Any] = {"process_age_at_prewarm_s": process_age_s()}
-    for name, step in (("dynamo_import", _dynamo), ("harness_import", _harness),
+    for name, step in (("harness_import", _harness),
                        ("triton_launch", lambda: _triton_launch(device)),
                        ("compare_ops", lambda: _compare_ops(device))):
         t0 = time.perf_counter()

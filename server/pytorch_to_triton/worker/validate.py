@@ -33,6 +33,7 @@ SHRINK_FIX = ("shrink the case: pass sizes={...} overriding the problem's module
 # (reference path, its fingerprint, device, interpreter, case name, shape, dtype) -> the case's memory estimate
 _ESTIMATES: dict[tuple[Any, ...], mem.Estimate | None] = {}
 MAX_CACHED_ESTIMATES = 512
+DEFERRED = object()  # Validator._estimate: the case runs first, its estimate comes from its real sizes
 # Failing checks in the order a user should fix them (first_fix is the first one present).
 PRIORITY = ["exception", "crashed", "cuda_fatal",  # the worker died in that case (case_journal.py)
             "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
@@ -103,6 +104,7 @@ class Validator:
         self.notes: list[str] = []
         self.cases: list[dict[str, Any]] = []
         self._estimates: dict[tuple[Any, ...], mem.Estimate | None] = {}
+        self._deferred: tuple[Any, ...] | None = None  # the case now running without its estimate (_estimate)
         self._ref_fp: str | None = None
         self.user_dirs = [Path(args["workspace"]).resolve()]
         self.composer = composition.Composer(args, self.device)  # Triton vs library ops, and when that fails
@@ -206,6 +208,8 @@ class Validator:
         case = Case(name, shape, dtype, self.device, seed, scale)
         self.case = case  # per-case TOLERANCES functions see it
         probe = mem.CaseProbe(self.device, extra=_nbytes(inputs) if inputs is not None else 0)
+        self._deferred = None
+        retry = False
         try:
             if inputs is None:
                 fp64 = self._check_memory(task, case, label, fp64, rec)
@@ -220,12 +224,21 @@ class Validator:
             if not mem.is_oom(e):
                 raise
             mem.forget(e)
-            raise self._harness_oom(label, rec, e) from None
+            inputs = None
+            if self._deferred is None:
+                raise self._harness_oom(label, rec, e) from None
+            mem.release(self.device)
+            retry = self._estimate_after_oom(task, case, label, fp64, rec)  # refuses a case that cannot fit
+            if not retry:
+                raise self._harness_oom(label, rec, e) from None
         finally:
             inputs = None
+            self._deferred = None
             rec.update(probe.finish())
             if not rec.get("ok") or (rec.get("io_bytes") or 0) > BIG_CASE_BYTES:
                 mem.release(self.device)  # a failure's traceback or a big case's cached blocks go back now
+        if retry:  # the float64 copy did not fit: the case again, against the reference in its own dtype
+            return self.run_case(task, name, shape, dtype, scale, trial, variant=variant, fp64=False, state=state)
         rec["ok"] = bool(rec["ok"]) and "error" not in rec
         self.log.done(ck, rec, self.findings, self.notes)
         return rec
@@ -237,6 +250,10 @@ class Validator:
         side = self._cached_reference_side(task, rec, label, case, inputs, variant, fp64, state)
         if side is None:
             return  # the reference rejects this layout variant (noted, skipped)
+        if self._deferred is not None:  # the case's estimate from its real sizes, kept for its later runs
+            est = mem.real_estimate(inputs, side.ref_meta, self.rt.interpreter)
+            self._keep_estimate(self._deferred, est)
+            rec["mem_estimate_bytes"] = est.need(fp64)
         expected, native_err, ref_meta = list(side.expected), side.native_err, side.ref_meta
         ref_fp, ref_mutates = side.ref_fp, side.ref_mutates
         in_elems = sum(t.numel() for t in _tensors(inputs))
@@ -507,23 +524,54 @@ class Validator:
                 return False
         return True
 
-    def _estimate(self, task: Task, case: Case) -> mem.Estimate | None:
+    def _estimate(self, task: Task, case: Case) -> mem.Estimate | None | object:
         """Input/output bytes of a case on fake tensors (cached per case shape and dtype, and across calls per
-        reference file content: the fake-tensor run cost 11.5 ms of a warm 16-case validation on the H200)."""
+        reference file content: the fake-tensor run cost 11.5 ms of a warm 16-case validation on the H200).
+
+        DEFERRED while torch._dynamo is not loaded (a worker's first request: FakeTensorMode would import it, 1.5 s
+        on the dev CPU, 3.9 s on the H200) and the case's inputs, built on the meta device, take at most
+        1/DEFER_FACTOR of the free memory: the case runs, and its estimate is taken from its real sizes once the
+        reference has run (_case_body); if it runs out of memory first, _estimate_after_oom estimates it on fake
+        tensors and refuses it as the estimate would have."""
         key = (case.name, repr(case.shape), case.dtype)
         if key not in self._estimates and not task.kernelbench:  # KernelBench models are rebuilt per size
-            if self._ref_fp is None:
-                self._ref_fp = kernel_reuse.fingerprint(self.ref_path)  # content + the folder's helper files
-            key64 = (str(self.ref_path), self._ref_fp, self.device, self.rt.interpreter, *key)
+            key64 = self._key64(key)
             if key64 in _ESTIMATES:
                 self._estimates[key] = _ESTIMATES[key64]
+            elif self._can_defer(task, case):
+                return DEFERRED
             else:
-                _ESTIMATES[key64] = self._estimates[key] = self._estimate_now(task, case)
-                while len(_ESTIMATES) > MAX_CACHED_ESTIMATES:
-                    _ESTIMATES.pop(next(iter(_ESTIMATES)))
+                self._keep_estimate(key, self._estimate_now(task, case))
         if key not in self._estimates:
             self._estimates[key] = self._estimate_now(task, case)
         return self._estimates[key]
+
+    def _key64(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        if self._ref_fp is None:
+            self._ref_fp = kernel_reuse.fingerprint(self.ref_path)  # content + the folder's helper files
+        return (str(self.ref_path), self._ref_fp, self.device, self.rt.interpreter, *key)
+
+    def _keep_estimate(self, key: tuple[Any, ...], est: mem.Estimate | None) -> None:
+        self._estimates[key] = _ESTIMATES[self._key64(key)] = est
+        while len(_ESTIMATES) > MAX_CACHED_ESTIMATES:
+            _ESTIMATES.pop(next(iter(_ESTIMATES)))
+
+    def _can_defer(self, task: Task, case: Case) -> bool:
+        """Whether the case may run before its estimate (see _estimate)."""
+        if mem.dynamo_loaded() or not mem.DEFER_FACTOR:
+            return False
+        meta = Case(case.name, case.shape, case.dtype, "meta", case.seed, case.scale)
+        nbytes = mem.meta_input_bytes(lambda: task.make_inputs(meta))
+        return nbytes is not None and nbytes * mem.DEFER_FACTOR + mem.MARGIN_BYTES <= mem.free_bytes(self.device)[0]
+
+    def _estimate_after_oom(self, task: Task, case: Case, label: str, fp64: bool, rec: dict[str, Any]) -> bool:
+        """A case that ran before its estimate ran out of memory in the harness: estimate it on fake tensors now
+        and refuse it when it cannot fit (the usage error the estimate gives up front). True: it fits without the
+        float64 copy, run it again so; False: it should have fit (the harness's out-of-memory error stands)."""
+        key, self._deferred = self._deferred, None
+        assert key is not None
+        self._keep_estimate(key, self._estimate_now(task, case))
+        return fp64 and not self._check_memory(task, case, label, fp64, rec)
 
     def _estimate_now(self, task: Task, case: Case) -> mem.Estimate | None:
         """Input/output bytes of one case on fake tensors (None when make_inputs cannot run on them)."""
@@ -543,8 +591,12 @@ class Validator:
     def _check_memory(self, task: Task, case: Case, label: str, fp64: bool, rec: dict[str, Any]) -> bool:
         """Refuse a case that cannot fit before anything is allocated; returns whether the float64 copy fits."""
         est = self._estimate(task, case)
+        if est is DEFERRED:
+            self._deferred = (case.name, repr(case.shape), case.dtype)
+            return fp64
         if est is None:
             return fp64  # make_inputs does not run on fake tensors: no estimate, the OOM handler names the case
+        assert isinstance(est, mem.Estimate)
         free, where = mem.free_bytes(self.device)
         need64, need = est.need(True), est.need(False)
         rec["mem_estimate_bytes"] = need64 if fp64 else need
