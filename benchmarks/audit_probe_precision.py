@@ -2,16 +2,18 @@
 
 tests/audit_public_corpus/probe_labels.json names each file with its harness (the entry's example call) and its set:
 `held_out` (public files the checks and probes were not written against: bitsandbytes, deepspeed, lightning-thunder),
-`held_out_2` (a second such batch, added once the probes were written: sglang, lmdeploy) or `tuned`
-(tests/audit_probe_fixtures, written with the probes). The table has a row per set and a combined `held_out + held_out_2`
-row. For each file this script runs the full audit (static
+`held_out_2` (a second such batch, added once the probes were written: sglang, lmdeploy; the rules changed after it,
+so it no longer is held out), `held_out_3` (a third batch, added after those changes and audited as they stood: vllm,
+axolotl) or `tuned` (tests/audit_probe_fixtures, written with the probes). The table has a row per set, a combined
+`held_out + held_out_2` row (the batches seen before the held_out_2 rule changes) and a combined row of
+all three held-out batches. For each file this script runs the full audit (static
 suspects, then the probes in the worker: the CPU interpreter here, the GPU on a CUDA machine), grades every P0/P1
 finding with the labels (real or false, by reading and by running), and measures how many of the known real
 problems a probe found (recall by execution). Each P0 must carry a reproducer; `--check-repro` runs each one and
 counts those that fail as they should.
 
 Run from the repo root: PYTHONPATH=$PWD/server python3 benchmarks/audit_probe_precision.py [--json out.json]
-[--check-repro] [--only SET [SET]] (held_out, held_out_2, tuned). With $OUT set, the JSON also goes to $OUT/audit_probe_precision.json.
+[--check-repro] [--only SET [SET]] (held_out, held_out_2, held_out_3, tuned). With $OUT set, the JSON also goes to $OUT/audit_probe_precision.json.
 CPU (2 shared cores): ~3 min; tests/test_audit_probes.py runs the held-out sets as slow tests.
 """
 
@@ -31,8 +33,10 @@ LABELS = ROOT / "tests" / "audit_public_corpus" / "probe_labels.json"
 sys.path.insert(0, str(ROOT / "server"))
 
 SEVERE = ("P0", "P1")
-SETS = ("held_out", "held_out_2", "tuned")
-COMBINED = ("held_out + held_out_2", ("held_out", "held_out_2"))  # both held-out batches together
+SETS = ("held_out", "held_out_2", "held_out_3", "tuned")
+# Held-out batches together: the first two (both were audited before the held_out_2 changes), and all three.
+COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
+            ("held_out + held_out_2 + held_out_3", ("held_out", "held_out_2", "held_out_3")))
 
 
 def labels() -> dict[str, Any]:
@@ -109,8 +113,9 @@ def table(s: dict[str, Any]) -> str:
     rows = ["| set | files | P0 precision | P0 reproducers that fail | P1 precision | real problems found by "
             "execution | seconds |", "|---|---|---|---|---|---|---|"]
     groups = [(st, (st,)) for st in SETS]
-    if all(any(r["set"] == st for r in s["runs"]) for st in COMBINED[1]):
-        groups.insert(2, COMBINED)
+    for name, sets in COMBINED:
+        if all(any(r["set"] == st for r in s["runs"]) for st in sets):
+            groups.insert(len(groups) - 1, (name, sets))
     for name, sets in groups:
         runs = [r for r in s["runs"] if r["set"] in sets]
         if not runs:
@@ -136,7 +141,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="also write the graded findings here")
     ap.add_argument("--check-repro", action="store_true", help="run every P0's reproducer (it must exit 1)")
-    ap.add_argument("--only", nargs="+", choices=SETS, help="these sets only (both held-out ones: the combined row)")
+    ap.add_argument("--only", nargs="+", choices=SETS, help="these sets only (several held-out ones: their combined rows)")
     args = ap.parse_args()
     s = score(audit_all(args.only), args.check_repro)
     text = json.dumps(s, indent=1)
