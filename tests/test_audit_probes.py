@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "audit_probe_fixtures"
 REL = "tests/audit_probe_fixtures"
 HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
-           "scale_defaults.py": "harness_defaults.py", "geglu_even.py": "harness_geglu.py"}
+           "scale_defaults.py": "harness_defaults.py", "geglu_even.py": "harness_geglu.py",
+           "minp_filter.py": "harness_minp.py"}
 
 
 def _label(name: str) -> list[str]:
@@ -524,3 +525,17 @@ def test_cli_audits_a_scaffolded_kernelbench_task(tmp_path: Path) -> None:
     out = cli("audit", "19_affine/stage2.py", "--no-compile")
     assert out.returncode == 0 and "none failed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
     assert "ModelNew.forward at {'batch_size': 12, 'dim': 512}" in out.stdout
+
+
+def test_minus_inf_the_reference_also_gives_and_a_strided_weight_are_no_p0(service) -> None:  # noqa: ANN001
+    """vllm's min_p (-inf marks filtered logits: the example probe called it a non-finite failure and skipped every
+    other probe) and axolotl's fused RoPE (NaN only with a strided 1-D weight, which callers pass dense): two false
+    P0s on the third held-out batch. Now: the reference's own -inf is its meaning; a strided weight is a P2 note."""
+    rep = service.audit(path=f"{REL}/minp_filter.py", harness=f"{REL}/harness_minp.py", compile=False)
+    assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0, rep.markdown
+    by = {p["name"]: p for p in rep.probes}
+    assert not by["example"]["failures"] and "non-finite where the harness's reference is too" in \
+        by["example"]["notes"][0]
+    assert {"transposed", "strided", "strided 1-D"} <= set(by["layout"]["ran"])  # the other probes ran
+    f = next(f for f in rep.findings if f.check == "probe_layout_1d")
+    assert f.severity == "P2" and f.why.startswith("verify:") and "strided 1-D" in f.evidence

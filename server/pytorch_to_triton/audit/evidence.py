@@ -130,7 +130,7 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
                                                         int((probed or {}).get("entry_line") or 0)))
     if probed is not None:
         _weigh_recompiles(report, probed)
-        _parity_notes(report, probes, repro)
+        _aside_notes(report, probes, repro)
     _accept(report, accept or [])
     report.finalize()
     suspects = sum(f.severity == "P2" and f.why.startswith("verify:") and hypothesis(f.id) is not None
@@ -142,22 +142,29 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
     return report
 
 
-def _parity_notes(report: AuditReport, probes: list[dict[str, Any]], repro: Repro | None) -> None:
-    """One P2 per probe whose failures came only at odd sizes where the example is even (worker/probes.py)."""
+def _aside_notes(report: AuditReport, probes: list[dict[str, Any]], repro: Repro | None) -> None:
+    """One P2 per probe and kind of failure on inputs its callers seldom give (worker/probes.py, Probe.aside)."""
+    whys = {
+        "parity": ("verify: fails only at odd sizes of a dimension the example has even: if the entry requires even "
+                   "sizes (halves, rotate-half pairs), say so with an assert at its top; if odd sizes are valid "
+                   "input, mask the odd tail", "assert the size is even in the entry (a clear error), or handle the "
+                   "odd tail"),
+        "1d": ("verify: fails only when a 1-D tensor (a weight or bias) is a strided view; if callers can pass one, "
+               "pass its stride to the kernel or call .contiguous() on it", "weight = weight.contiguous() in the "
+               "entry (free for a dense parameter), or pass weight.stride(0)"),
+    }
     for p in probes:
-        recs = p.get("parity") or []
-        if not recs:
-            continue
-        first = recs[0]
-        sizes = ", ".join(f"{r['variant']} ({r['what'][:60]})" for r in recs[:3])
-        report.findings.append(Finding(
-            id=f"probe_{p['name']}_parity", category="correctness", severity="P2", file=report.file, line=0,
-            evidence=f"{sizes}; the even size next to each passes ({first['even_twin']})"[:600],
-            why=("verify: fails only at odd sizes of a dimension the example has even: if the entry requires even "
-                 "sizes (halves, rotate-half pairs), say so with an assert at its top; if odd sizes are valid "
-                 "input, mask the odd tail"),
-            fix="assert the size is even in the entry (a clear error), or handle the odd tail",
-            reproducer=repro(p["name"], first["variant"]) if repro else "", probe=p["name"]))
+        by_kind: dict[str, list[dict[str, Any]]] = {}
+        for r in p.get("aside") or []:
+            by_kind.setdefault(r.get("kind", "parity"), []).append(r)
+        for kind, recs in by_kind.items():
+            first = recs[0]
+            why, fix = whys.get(kind, whys["parity"])
+            seen = "; ".join(f"{r['variant']} ({r['what'][:60]})" for r in recs[:3])
+            report.findings.append(Finding(
+                id=f"probe_{p['name']}_{kind}", category="correctness", severity="P2", file=report.file, line=0,
+                evidence=f"{seen}; {first.get('detail', '')}"[:600], why=why, fix=fix,
+                reproducer=repro(p["name"], first["variant"]) if repro else "", probe=p["name"]))
 
 
 def _weigh_recompiles(report: AuditReport, probed: dict[str, Any]) -> None:

@@ -100,14 +100,15 @@ class Probe:
     failures: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     not_run: str = ""
-    # Failures only at an odd size where the example's is even, while even sizes past the same boundary pass: the
-    # entry may require even sizes (GEGLU's halves, rotate-half RoPE). Verify notes (P2), never a P0.
-    parity: list[dict[str, Any]] = field(default_factory=list)
+    # Failures on inputs the entry accepts but its callers seldom give, each with its `kind`: "parity" (only at an
+    # odd size where the example's is even, the even size next to it passing: GEGLU's halves, rotate-half RoPE) and
+    # "1d" (only with a strided 1-D tensor, a weight or bias its callers pass dense). Verify notes (P2), never P0.
+    aside: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form for the protocol."""
         return {"name": self.name, "covered": self.covered, "ran": self.ran, "failures": self.failures,
-                "notes": self.notes, "not_run": self.not_run, "parity": self.parity}
+                "notes": self.notes, "not_run": self.not_run, "aside": self.aside}
 
 
 def _cuda_usable() -> bool:
@@ -238,9 +239,30 @@ class Prober:
             self.fail(p, label, "illegal memory access" if got.oob else "crash", got.error)
             return False
         bad = _nonfinite(got.outputs or []) if _finite_inputs(inputs) else ""
+        if bad and self._reference_nonfinite_too(inputs, got):
+            p.notes.append(f"{label}: non-finite where the harness's reference is too ({bad[:80]}): its meaning")
+            return True
         if bad:
             self.fail(p, label, "non-finite output", detail=bad)
             return False
+        return True
+
+    def _reference_nonfinite_too(self, inputs: list[Any], got: Outcome) -> bool:
+        """The harness's reference gives NaN/inf at exactly the same places (min-p's -inf for filtered logits)."""
+        if self.reference is None:
+            return False
+        ref = self.call(inputs, fn=self.reference)
+        mine, theirs = got.outputs or [], ref.outputs or []
+        if ref.error is not None or len(mine) != len(theirs):
+            return False
+        for a, b in zip(mine, theirs, strict=True):
+            if not a.is_floating_point():
+                continue
+            if a.shape != b.shape or not b.is_floating_point():
+                return False
+            if not (torch.equal(torch.isnan(a), torch.isnan(b)) and torch.equal(torch.isposinf(a), torch.isposinf(b))
+                    and torch.equal(torch.isneginf(a), torch.isneginf(b))):
+                return False
         return True
 
     def out_of_time(self, p: Probe) -> bool:
@@ -326,10 +348,16 @@ class Prober:
             if not self.wanted("layout", label) or self.out_of_time(p):
                 continue
             got = self.call(variant)
+            mark = len(p.failures)
             if self.judge(p, label, x, got, refusal_ok=True):
                 diff = _mismatch(got.outputs or [], outs, self.rtol, self.atol)
                 if diff:
                     self.fail(p, label, "wrong result on non-contiguous input", detail=diff)
+            if label == pi.STRIDED_1D and len(p.failures) > mark:  # a strided weight or bias: aside, not a P0
+                rec = p.failures.pop()
+                p.aside.append({"kind": "1d", "variant": label, "what": rec["what"],
+                                "detail": "only the 1-D tensors (weights, biases) are strided in this variant; the "
+                                          "callers of such entries usually pass parameters, which are dense"})
 
     def _rows(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
         b = pi.batch_size(x)
@@ -385,7 +413,7 @@ class Prober:
 
     def _parity_only(self, p: Probe, label: str, shape: Any, inputs: list[Any], got: Outcome) -> bool:
         """A failure (not an out-of-bounds access) at an odd size of a dimension the example has even, when the even
-        size next to it passes: recorded as a parity note (p.parity), not a failure of the kernel."""
+        size next to it passes: recorded as a parity note (p.aside), not a failure of the kernel."""
         bad = got.error is not None or (_finite_inputs(inputs) and _nonfinite(got.outputs or []))
         if not bad or got.oob:
             return False
@@ -412,7 +440,8 @@ class Prober:
         what = f"{type(got.error).__name__}: {str(got.error)[:160]}" if got.error is not None else \
             "non-finite output"
         p.ran.append(label)
-        p.parity.append({"variant": label, "what": what, "even_twin": f"shape {twin}", "dim": key, "size": new})
+        p.aside.append({"kind": "parity", "variant": label, "what": what, "detail": f"the even size next to it passes "
+                        f"(shape {twin})"})
         p.notes.append(f"{label}: fails ({what[:80]}) at an odd size where the example's is even; {twin} passes")
         return True
 
