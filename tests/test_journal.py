@@ -276,3 +276,15 @@ def test_the_checks_a_validation_ran_are_words_not_dangling_colons() -> None:
                                                            "parameters": "perturbed 4 trainable",
                                                            "small_outputs": "checked: max|reference| < 10 x atol"}}})
     assert got["checks"] == {"nan_inf": "ran", "parameters": "perturbed", "small_outputs": "checked"}
+
+
+def test_a_subset_run_does_not_replace_the_stages_full_validation(tmp_path: Path) -> None:
+    """A trial's `--only-cases sized` run (3 cases) replaced stage 3's full 18-case pass in the report."""
+    side, stage = _keyed_task(tmp_path)
+    files = [tmp_path / "t" / "reference.py", stage, side]
+    journal.append_entry(tmp_path, "t", {"tool": "run_validation", "stage": "stage1.py", "file": "t/stage1.py",
+                                         "reference": "t/reference.py", "ok": False, "only_cases": ["sized"],
+                                         **journal.content_key(tmp_path, files, tool="run_validation")})
+    md = journal.render_report(tmp_path, "t")
+    assert _row(md).startswith("| stage1.py | PASS |"), _row(md)  # the full run's verdict stands
+    assert "- stage1.py: later, only sized: FAIL" in md

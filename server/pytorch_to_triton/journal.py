@@ -243,7 +243,15 @@ def render_report(root: Path, task: str, gpu: str | None = None) -> str:
         bench = ""
         b: dict[str, Any] = {}
         if "run_validation" in tools:
-            e, changed = _current(root, tools["run_validation"])
+            # A run of a few cases (--only-cases) does not replace a whole validation of the same files: the
+            # stage's verdict is the latest current full run; the subset run is listed under it.
+            full = [x for x in tools["run_validation"] if not x.get("only_cases")]
+            e, changed = _current(root, full or tools["run_validation"])
+            if full and changed == [] and tools["run_validation"][-1] is not e:
+                last = tools["run_validation"][-1]
+                if not changed_files(root, last):
+                    ran.append(f"- {stage}: later, only {', '.join(map(str, last['only_cases']))}: "
+                               f"{'PASS' if last.get('ok') else 'FAIL'}")
             sizes = e.get("sizes_not_full")  # a KernelBench task validated at other sizes than its own
             at = f" at {', '.join(f'{k}={v}' for k, v in sizes.items())} (not full size)" if sizes else ""
             robust = e.get("robustness") or []  # beside the verdict: inputs the problem never produces

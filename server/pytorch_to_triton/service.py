@@ -241,6 +241,7 @@ class Service:
             self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
                           len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter,
                           "sizes_not_full": shrunk, **_journal_ran(cases, side_used, extra),
+                          **({"only_cases": list(only_cases)} if only_cases else {}),
                           **tiers.journal_fields(cr, required)})
         return report
 

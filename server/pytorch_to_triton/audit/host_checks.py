@@ -528,6 +528,10 @@ def _full_size(reader: HostReader, fn: HostFunc, e: ast.expr) -> bool:
     shape = e.args[0] if e.args else kw(e, "size")
     if isinstance(shape, ast.Attribute) and shape.attr == "shape":
         return True
+    if isinstance(shape, (ast.Tuple, ast.List)):
+        names = [x.id for x in shape.elts if isinstance(x, ast.Name)]
+        if len(names) >= 3 and len(set(names)) < len(names):  # (B, H, T, T): a size squared, bigger than any input
+            return True
     if isinstance(shape, ast.Call) and isinstance(shape.func, ast.Attribute) and shape.func.attr == "size":
         return True
     if isinstance(shape, (ast.Tuple, ast.List)) and shape.elts and all(isinstance(x, ast.Name) for x in shape.elts):
@@ -543,11 +547,15 @@ def _full_size(reader: HostReader, fn: HostFunc, e: ast.expr) -> bool:
     return False
 
 
+_METADATA = {"stride", "shape", "size", "dtype", "device", "numel", "dim", "ndim", "is_contiguous", "element_size"}
+
+
 def _unfused(ctx: AuditContext, reader: HostReader, fn: HostFunc) -> None:
     launches = sorted(fn.launches, key=lambda x: x.line)
     uses: dict[str, int] = {}
-    for node in walk_local(fn.node):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+    meta = {id(n.value) for n in walk_local(fn.node) if isinstance(n, ast.Attribute) and n.attr in _METADATA}
+    for node in walk_local(fn.node):  # att.stride(0), att.shape: metadata, not another reader of the values
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in meta:
             uses[node.id] = uses.get(node.id, 0) + 1
     for i, first in enumerate(launches):
         f1 = ctx.facts.get(first.kernel)
@@ -644,8 +652,10 @@ def _missing_autotune(ctx: AuditContext, facts: KernelFacts) -> None:
         configs = (f"[triton.Config({{{block!r}: b}}, num_warps=w)\n"
                    "                          for b, w in ((1024, 4), (2048, 8), (4096, 8))]")
     else:
-        small = ", ".join(f"{t!r}: 64" for t in sorted(tiles))
-        big = ", ".join(f"{t!r}: 128" for t in sorted(tiles))
+        # A reduction tile (BLOCK_K) stays at 32: 128 x 128 x 128 fp32 operand tiles (256 KiB a stage) do not fit
+        # in shared memory.
+        small = ", ".join(f"{t!r}: {32 if t.upper().endswith('K') else 64}" for t in sorted(tiles))
+        big = ", ".join(f"{t!r}: {32 if t.upper().endswith('K') else 128}" for t in sorted(tiles))
         configs = (f"[triton.Config({{{small}}}, num_warps=4),\n"
                    f"                          triton.Config({{{big}}}, num_warps=8)]")
     ctx.add("missing_autotune", k.node, k.name, evidence=f"def {k.name}(... {', '.join(sorted(tiles))} ...)",
