@@ -298,3 +298,24 @@ def test_a_shrunk_size_inside_the_candidates_block_is_counted_again_past_it(tmp_
     assert e["measured_sizes"]["batch_size"] == 512, e["measured_sizes"]  # 2 x BLOCK_M, from the shrunk 128
     assert any("inside one of the candidate's 256-wide blocks" in n for n in rep.notes), rep.notes
     assert e["scaled"]["dot_flops"]["ieee"] == pytest.approx(2.0 * 4096 ** 3, rel=1e-6)
+
+
+@no_gpu
+def test_the_sidecars_declared_work_is_the_estimates_reference(tmp_path: Path) -> None:
+    """A trial's [bench] bytes/flops (the causal half of the FLOPs, no unused parameters) were ignored by the no-GPU
+    benchmark ('sidecar: null'); they now stand for the reference's work at full size."""
+    from pytorch_to_triton.service import Service
+
+    for p in FIX.glob("kb_linear*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    (tmp_path / "kb_linear.p2t.toml").write_text('[bench]\nbytes = "4 * batch_size * (in_features + out_features)"\n'
+                                                 'flops = "2 * batch_size * in_features * out_features"\n')
+    svc = Service(tmp_path, device="cpu")
+    try:
+        rep = svc.benchmark(reference="kb_linear.py", candidates=["kb_linear_stage1.py"])
+    finally:
+        svc.close()
+    full = rep.model_extra["estimate"][0]["reference_full"]
+    assert full["bytes"] == 4 * 4096 * 8192 and full["flops"] == 2 * 4096 ** 3, full
+    assert full["bytes_source"].startswith("declared") and rep.sidecar and rep.sidecar["used"]
+    assert any("[bench] declares" in n for n in rep.notes)

@@ -130,6 +130,9 @@ def no_gpu_benchmark(service: Any, ref: Path, cand_paths: list[Path], base: dict
         notes.append(f"measured at {first.get('measured_sizes')} ({first.get('measured_at')}), scaled to "
                      f"{first.get('full_sizes')}")
     notes += [f"{stage}: {r['measured_note']}" for stage, r in rows if r.get("measured_note")]
+    if (first.get("reference_full") or {}).get("bytes_source"):
+        notes.append("the × column divides by the bytes the task sidecar's [bench] declares at full size (the op's "
+                     "own reads and writes), not the reference's counted inputs + outputs")
     cmd = ["pytorch-to-triton", "bench", service.ws.relative(ref), *[service.ws.relative(p) for p in cand_paths],
            "--gpu", gpu.name]
     if base.get("sizes"):

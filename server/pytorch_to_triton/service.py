@@ -296,7 +296,11 @@ class Service:
             est = {"workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
                    "candidate_entry": candidate_entry, "dtype": dtype, "cases": _cases(cases), "sweep": sweep,
                    "sizes": check_sizes(sizes) if sizes else None}
-            return no_gpu_benchmark(self, ref, cand_paths, est, gpu, timeout_s, on_event, cancel)
+            est.update({k: v for k, v in side_args.items() if k in ("bytes_expr", "flops_expr") and v})
+            report = no_gpu_benchmark(self, ref, cand_paths, est, gpu, timeout_s, on_event, cancel)
+            if side is not None:
+                report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
+            return report
         args = {
             "workspace": str(self.ws.root), "reference": str(ref), "reference_entry": reference_entry,
             "candidate_entry": candidate_entry, "candidates": [str(p) for p in cand_paths],

@@ -155,8 +155,9 @@ def _past_the_blocks(task: Task, measured: dict[str, int], full: dict[str, int],
     if not block:
         return None
     mod = task.ref_mod
-    defaults = sz.size_constants(mod)
-    vary = sz.varied(defaults, {}, sz.derived(mod))
+    defaults = dict(full)  # the problem's sizes (the module holds the measured ones now)
+    vary = [k for k in sz.varied(defaults, {}, sz.derived(mod)) if k not in sz.ratios(mod, defaults, list(defaults))
+            .values()]  # n_head: a structure, not a size to tile
     grow = {k: min(full.get(k, measured[k]), 2 * block) for k in vary if k in measured and measured[k] < block}
     grow = {k: v for k, v in grow.items() if v > measured[k]}
     if not grow:
@@ -213,6 +214,7 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
                        f"fake tensors to scale to {full} ({type(e).__name__}: {str(e)[:200]}); pass sizes=... "
                        "small enough to count at directly")
             return out
+    declared = _declared_full(task, args, full, dtype, rt.device)
     r_bytes = f_bytes / m_bytes if m_bytes else 1.0
     r_flops = f_flops / m_flops if m_flops and f_flops else r_bytes
 
@@ -226,5 +228,34 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
                        "store_bytes": scale(totals["store_bytes"], r_bytes),
                        "unique_bytes": scale(totals["unique_bytes"], r_bytes),
                        "dot_flops": {k: v * r_flops for k, v in totals["dot_flops"].items()}},
-               reference_full={"bytes": f_bytes, "flops": f_flops})
+               reference_full={"bytes": f_bytes, "flops": f_flops, **declared})
     return out
+
+
+def _declared_full(task: Task, args: dict[str, Any], full: Any, dtype: torch.dtype, device: str) -> dict[str, Any]:
+    """The task sidecar's [bench] bytes/flops at full size (evaluated on fake inputs), which replace the counted
+    compulsory bytes and FlopCounterMode FLOPs in the 'x reference' column: the bytes the op must read (ignored rows
+    unread) and the FLOPs it must do (a causal mask's half)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from .formulas import install
+
+    if not (args.get("bytes_expr") or args.get("flops_expr")):
+        return {}
+    install(task.ref_mod, args)
+    out: dict[str, Any] = {}
+    case = Case("estimate", full, dtype, device, 0, 1.0)
+    with sz.sized(task.ref_mod, full) if task.kernelbench else _nothing(), FakeTensorMode(allow_non_fake_inputs=True):
+        inputs = list(task.ref_mod.get_inputs()) if task.kernelbench else list(task.make_inputs(case))
+        for key, attr in (("bytes", "BYTES"), ("flops", "FLOPS")):
+            fn = getattr(task.ref_mod, attr, None)
+            if callable(fn) and args.get(f"{key}_expr"):
+                out[key] = float(fn(case, inputs))
+                out[f"{key}_source"] = "declared ([bench] of the task sidecar)"
+    return out
+
+
+def _nothing() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()
