@@ -5,6 +5,13 @@
 #   PART=cluster  issue 27 (gpu_cluster.py: local vs --cluster local, CLI scheduler/worker with CUDA hidden)
 #   PART=accept   issues 25, 26, 30 (KernelBench-form corpus and gallery with the two-tier verdict, fault suite,
 #                 hostile corpus and sandbox cost, audit probes)
+# Planned for the next session with a GPU (the 22:19 session had none lent; each part < 9 minutes):
+#   PART=sandbox  issue 30: sandbox_gpu_probe.py (the worker's CUDA-first order, libcuda pinned, torch.compile
+#                 confined), then with P2T_SANDBOX=1 the hostile corpus + cost (sandbox_cost.py), the fault suite
+#                 and the KernelBench-form corpus verdicts; issue 26: the held-out audit batches on CUDA
+#   PART=trial    issue 29: score_trial.py on benchmarks/trials/2026-12-04 (independent KernelBench-style scoring
+#                 + the tool's own validate/bench), estimate_vs_gpu.py; issue 28: latency.py (with
+#                 bare_worker_release) and the first call with torch._dynamo deferred
 # Wheels from ../shared/tools/gpu-wheels in .whl/ are installed into .site/ (no deps, the image has torch/triton).
 # Many small files go into one tarball per part (the device returns 8 files at most).
 set -u
@@ -34,5 +41,17 @@ case "${PART:-perf}" in
     run cluster_overhead 60 python3 benchmarks/cluster_overhead.py --calls 10 --tasks 500 ;;
   accept)
     source benchmarks/gpu_accept.sh ;;
+  sandbox)
+    export P2T_SANDBOX=1
+    run sandbox_probe 120 python3 benchmarks/sandbox_gpu_probe.py
+    grep -q "triton kernel under the sandbox: True" "$OUT/x/sandbox_probe.log" || echo "SANDBOX PROBE FAILED: read it first"
+    run sandbox_cost 170 python3 benchmarks/sandbox_cost.py --pings 50 --calls 3 --rounds 1
+    run faults 100 python3 benchmarks/fault_suite.py --out "$OUT/x/faults"
+    run gpu_suite 150 python3 benchmarks/gpu_suite.py --no-bench --budget 130 --redo
+    run audit_probes 60 python3 benchmarks/audit_probe_precision.py --check-repro ;;
+  trial)
+    run score_trial 300 python3 benchmarks/score_trial.py benchmarks/trials/2026-12-04
+    run estimate_vs_gpu 75 python3 benchmarks/estimate_vs_gpu.py
+    P2T_LATENCY_SETTLE_S=3 run latency 110 python3 benchmarks/latency.py --calls 10 ;;
 esac
 tar czf "$OUT/session_${PART:-perf}${ACCEPT:-}.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"
