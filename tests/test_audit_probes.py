@@ -23,7 +23,7 @@ FIX = ROOT / "tests" / "audit_probe_fixtures"
 REL = "tests/audit_probe_fixtures"
 HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "scale_defaults.py": "harness_defaults.py", "geglu_even.py": "harness_geglu.py",
-           "minp_filter.py": "harness_minp.py"}
+           "minp_filter.py": "harness_minp.py", "embed_padding.py": "harness_embed.py"}
 
 
 def _label(name: str) -> list[str]:
@@ -563,3 +563,38 @@ def test_minus_inf_the_reference_also_gives_and_a_strided_weight_are_no_p0(servi
     assert {"transposed", "strided", "strided 1-D"} <= set(by["layout"]["ran"])  # the other probes ran
     f = next(f for f in rep.findings if f.check == "probe_layout_1d")
     assert f.severity == "P2" and f.why.startswith("verify:") and "strided 1-D" in f.evidence
+
+
+def test_a_sentinel_the_reference_refuses_and_an_apply_without_defaults_are_no_p0(service) -> None:  # noqa: ANN001
+    """flag_gems' embedding (padding_idx=-1 means none: F.embedding refuses -1 as an index) and mamba's SwiGLU.apply
+    (*args: the defaults probe called it with nothing, and put the finding on a line of torch's autograd code): two
+    false P0s on the fourth held-out batch."""
+    rep = service.audit(path=f"{REL}/embed_padding.py", harness=f"{REL}/harness_embed.py", compile=False)
+    by = {p["name"]: p for p in rep.probes}
+    assert rep.counts["P0"] == 0, rep.markdown
+    assert by["sentinel"]["ran"] and any("the reference refuses it too" in n for n in by["sentinel"]["notes"])
+    rep2 = service.audit(path=f"{REL}/embed_padding.py", harness=f"{REL}/harness_embed_apply.py", compile=False)
+    by2 = {p["name"]: p for p in rep2.probes}
+    assert rep2.counts["P0"] == 0, rep2.markdown
+    assert "takes *args" in by2["defaults"]["not_run"], by2["defaults"]
+
+
+def test_a_failure_raised_in_torchs_code_is_placed_on_the_entry_not_a_foreign_line() -> None:
+    from pytorch_to_triton.audit.evidence import _failure_finding
+
+    rec = {"variant": "v", "what": "crash", "line": 609, "error": "TypeError: ..."}  # a frame of torch/autograd
+    assert _failure_finding("defaults", [rec], "k.py", None, entry_line=12, kernels={"k_kernel"}).line == 12
+    inside = {**rec, "kernel_line": 30, "kernel_function": "k_kernel"}
+    assert _failure_finding("defaults", [inside], "k.py", None, entry_line=12, kernels={"k_kernel"}).line == 30
+
+
+@pytest.mark.skipif(Path("/dev/nvidiactl").exists(), reason="a machine without CUDA only")
+def test_torch_cuda_device_is_a_no_op_under_the_interpreter_without_cuda() -> None:
+    import subprocess
+    import sys
+
+    code = ("from pytorch_to_triton.worker import interp_compat; import torch; print(interp_compat."
+            "install_cuda_device_noop());\nwith torch.cuda.device(torch.zeros(1).device.index): print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    assert out.returncode == 0 and "no-op" in out.stdout and "ok" in out.stdout, out.stderr[-800:]

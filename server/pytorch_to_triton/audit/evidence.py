@@ -61,11 +61,16 @@ def _weak(probe: str, rec: dict[str, Any]) -> bool:
 
 
 def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, repro: Repro | None,
-                     entry_line: int = 0) -> Finding:
+                     entry_line: int = 0, kernels: set[str] | None = None) -> Finding:
     first = recs[0]
     weak = _weak(probe, first)
-    # the kernel line of an error inside the audited file, else the entry's def line (a wrong result has no line)
-    line = int(first.get("kernel_line") or first.get("line") or 0) if _same_file(first, report_file) else 0
+    # the kernel line of an error inside the audited file, else the entry's def line (a wrong result has no line);
+    # a line with no file (an error raised in torch's own code) is not a line of this file
+    line = 0
+    if first.get("file") is not None and _same_file(first, report_file):
+        line = int(first.get("kernel_line") or first.get("line") or 0)
+    elif first.get("kernel_line") is not None and (kernels is None or first.get("kernel_function") in kernels):
+        line = int(first["kernel_line"])
     line = line or entry_line
     variants = "; ".join(f"{r['variant']}: {r['what']}" for r in recs[:4]) + (f" (+{len(recs) - 4})" if len(recs) > 4
                                                                             else "")
@@ -127,7 +132,8 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
             recs_w = [r for r in rest if _weak(name, r) == weak]
             if recs_w:
                 report.findings.append(_failure_finding(name, recs_w, report.file, repro,
-                                                        int((probed or {}).get("entry_line") or 0)))
+                                                        int((probed or {}).get("entry_line") or 0),
+                                                        {k["name"] for k in report.kernels} or None))
     if probed is not None:
         _weigh_recompiles(report, probed)
         _aside_notes(report, probes, repro)

@@ -96,3 +96,28 @@ def install_list_grid() -> str:
     __init__._p2t_list_grid = True  # type: ignore[attr-defined]
     cls.__init__ = __init__
     return "list grids are tuples"
+
+
+def install_cuda_device_noop() -> str:
+    """`with torch.cuda.device(x.device.index):`, which GPU code wraps its launches in (mamba's ops), fails on a machine
+    without CUDA (the index of a CPU tensor is None); under the interpreter there is no device to switch to, so it is
+    a no-op context manager here, as it is on a GPU for the current device. Only where CUDA is absent."""
+    import torch
+
+    if torch.cuda.is_available() or getattr(torch.cuda.device, "_p2t_noop", False):
+        return "torch.cuda.device left as is"
+
+    class device:  # noqa: N801 - stands in for torch.cuda.device
+        _p2t_noop = True
+
+        def __init__(self, index: Any = None) -> None:
+            self.idx = index
+
+        def __enter__(self) -> None:
+            return None
+
+        def __exit__(self, *exc: Any) -> bool:
+            return False
+
+    torch.cuda.device = device  # type: ignore[misc,assignment]
+    return "torch.cuda.device is a no-op (no CUDA)"

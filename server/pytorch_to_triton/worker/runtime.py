@@ -149,6 +149,7 @@ def _install_interpreter_hooks() -> dict[str, Any]:
                            "tensor_index": interp_compat.install(),
                            "bool_splat": interp_compat.install_bool_splat(),
                            "list_grid": interp_compat.install_list_grid(),
+                           "cuda_device": interp_compat.install_cuda_device_noop(),
                            "libdevice": interp_libdevice.install()}
     try:
         interp_tf32.install()
