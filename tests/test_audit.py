@@ -302,3 +302,22 @@ def test_an_attention_matrix_written_by_one_kernel_and_read_by_the_next_is_unfus
     assert f.severity == "P1" and "att" in f.why and "att_v_kernel" in f.why, f.why
     g = next(f for f in rep.findings if f.id == "missing_autotune" and "linear_kernel" in f.evidence)
     assert "'BLOCK_K': 32" in g.snippet and "'BLOCK_K': 128" not in g.snippet  # 128^3 fp32 tiles do not fit
+
+
+def test_a_kernel_files_own_test_functions_are_not_on_the_forward_path() -> None:
+    """lightllm's kernel files end with test1()/test() that call .item() and assert on device values: six false P1
+    host_sync findings on the fifth held-out batch. A file's tests, benchmarks and main are not its forward path."""
+    src = COVERING + '''
+
+def test1():
+    p = torch.randn(4, 8)
+    out = combine(p)
+    assert (out - p.sum(1)).abs().max().item() < 1e-4
+
+
+def forward_entry(p):
+    return combine(p).sum().item()  # a real host sync on the forward path
+'''
+    rep = audit_source(src, "combine.py")
+    syncs = [f for f in rep.findings + rep.host_code if f.id in ("host_sync", "device_assert_sync")]
+    assert syncs and all(f.function == "forward_entry" for f in syncs), [(f.id, f.function) for f in syncs]

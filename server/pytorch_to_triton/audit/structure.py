@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from .names import canon, dotted, import_aliases, is_constexpr_annotation, kw, number, short, walk_local
+
+# A kernel file's own tests and benchmarks (lightllm's test1(), test(); bench_*; main): not on the forward path.
+_NOT_PRODUCT = re.compile(r"^_?(test|bench|benchmark|main|demo)(_|\d|$)|^_?bench")
 
 
 @dataclass
@@ -202,12 +206,14 @@ class FileModel:
 
     def forward_path(self) -> set[str]:
         """Host functions on the candidate's forward path: those that launch kernels, their callers, the
-        forward/backward methods, and everything these call in the file (not test_*/bench*/main)."""
-        roots = {q for q, f in self.funcs.items() if f.launches or short(q) in ("forward", "backward")}
+        forward/backward methods, and everything these call in the file (not the file's own tests, benchmarks or
+        main: test, test1, test_x, bench*, main, demo)."""
+        roots = {q for q, f in self.funcs.items() if (f.launches or short(q) in ("forward", "backward"))
+                 and not _NOT_PRODUCT.match(short(q))}
         todo, seen = list(roots), set(roots)
-        while todo:  # callers, transitively
+        while todo:  # callers, transitively (a file's own test1() / bench() is not a caller on the forward path)
             for caller, _ in self.callers_of(todo.pop()):
-                if caller.qualname not in seen:
+                if caller.qualname not in seen and not _NOT_PRODUCT.match(short(caller.qualname)):
                     seen.add(caller.qualname)
                     todo.append(caller.qualname)
         todo = list(seen)
@@ -216,7 +222,7 @@ class FileModel:
                 if callee not in seen:
                     seen.add(callee)
                     todo.append(callee)
-        return {q for q in seen if not short(q).startswith(("test_", "bench", "_bench", "main"))}
+        return {q for q in seen if not _NOT_PRODUCT.match(short(q))}
 
     def reaches_launch(self, qualname: str) -> bool:
         """Whether the function launches a kernel itself or through functions of the file it calls."""
