@@ -22,7 +22,7 @@ from .schemas import BenchmarkReport
 
 LABEL = "ESTIMATE"
 CAVEAT = ("ESTIMATE, not a measurement: counted under Triton's CPU interpreter and scaled to full size, divided by "
-          "datasheet peaks. It ranks stages by memory traffic and tl.dot work; it is not their time (peaks are not "
+          "the GPU's peaks (datasheet; fp32-input tl.dot at measured rates where the table has them). It ranks stages by memory traffic and tl.dot work; it is not their time (peaks are not "
           "reached, elementwise math, launch overhead and caching are not in it). Time on a GPU with run_benchmark.")
 
 
