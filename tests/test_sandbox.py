@@ -252,3 +252,26 @@ def test_policy_grants_no_home_and_writes_only_scratch_and_caches(tmp_path: Path
     shells = [os.path.realpath(p) for p in ("/bin/sh", "/bin/bash") if os.path.exists(p)]
     assert not any(pol.rules.get(s, 0) & sandbox.EXECUTE for s in shells)
     assert pol.rules[os.path.realpath(ws)] == sandbox.READ
+
+
+def test_a_pinned_libcuda_path_spares_triton_the_ldconfig_a_confined_worker_may_not_run(tmp_path: Path) -> None:
+    """On the H200 a confined worker was refused /sbin/ldconfig (a shell script there). gpu_first pins the directory
+    Triton found libcuda in as TRITON_LIBCUDA_PATH before confinement; Triton's own libcuda_dirs() then answers from
+    it and runs nothing (here any subprocess would fail), in this process and in any child that inherits the env."""
+    code = (
+        "import os, subprocess\n"
+        "from pytorch_to_triton.worker import gpu_first\n"
+        "os.environ['TRITON_LIBCUDA_PATH'] = '/opt/fake/libcuda'\n"
+        "gpu_first.pin_libcuda_dirs()  # already pinned: left as it is\n"
+        "def refuse(*a, **k):\n"
+        "    raise PermissionError('no program may run once confined')\n"
+        "subprocess.check_output = refuse\n"
+        "try:\n"
+        "    from triton.backends.nvidia.driver import libcuda_dirs\n"
+        "except ImportError:\n"
+        "    print('no nvidia backend'); raise SystemExit(0)\n"
+        "print(libcuda_dirs.__wrapped__(), os.environ['TRITON_LIBCUDA_PATH'])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "server")})
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert "no nvidia backend" in r.stdout or "['/opt/fake/libcuda'] /opt/fake/libcuda" in r.stdout, r.stdout
