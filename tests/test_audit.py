@@ -321,3 +321,16 @@ def forward_entry(p):
     rep = audit_source(src, "combine.py")
     syncs = [f for f in rep.findings + rep.host_code if f.id in ("host_sync", "device_assert_sync")]
     assert syncs and all(f.function == "forward_entry" for f in syncs), [(f.id, f.function) for f in syncs]
+
+
+def test_a_floor_division_that_only_divides_the_grid_is_not_a_dropped_block() -> None:
+    """A trial's fused GroupNorm: grid = cdiv(M, BM) * cdiv(G, GPT) with GPT = BLOCK_N // GS_P2 (whole groups per
+    tile, powers of two): GPT only divides, so rounding it down never drops a block. A count of programs still is."""
+    src = COVERING.replace("    combine_kernel[(m,)](p, out, t, BLOCK_T=triton.next_power_of_2(t))",
+                           "    gs_p2 = triton.next_power_of_2(t)\n    gpt = 128 // gs_p2\n"
+                           "    grid = lambda meta: (triton.cdiv(m, gpt),)\n"
+                           "    combine_kernel[grid](p, out, t, BLOCK_T=gs_p2)\n"
+                           "    n_blocks = m // 4\n    combine_kernel[(n_blocks,)](p, out, t, BLOCK_T=gs_p2)")
+    rep = audit_source(src, "groups.py")
+    lines = {f.line for f in rep.findings if f.id == "grid_floor_division"}
+    assert lines == {src.splitlines().index("    n_blocks = m // 4") + 1}, lines

@@ -254,18 +254,18 @@ def test_service_rows_show_extra_cases_and_sidecar_settings(tmp_path: Path, tmp_
 
 
 def test_a_stale_estimate_row_says_what_changed(tmp_path: Path) -> None:
-    """A trial added a [[cases]] entry: the estimate row said 'stale' and the footnote blamed 'the file' though
-    stage1.py had not changed. The row now names the sidecar section, as the validation rows do."""
+    """A trial's sidecar edit made the estimate row say 'stale' with a footnote blaming 'the file', though stage1.py
+    had not changed. The row now names the sidecar section, as the validation rows do."""
     side, _ = _keyed_task(tmp_path)
     files = [tmp_path / "t" / "reference.py", tmp_path / "t" / "stage1.py", side]
     journal.append_entry(tmp_path, "t", {"tool": "roofline_estimate", "stage": "stage1.py", "file": "t/stage1.py",
                                          "reference": "t/reference.py", "ok": True, "measured_at": "main",
                                          "scaled": {"load_bytes": 1e9, "store_bytes": 0, "dot_flops": {}},
                                          **journal.content_key(tmp_path, files, tool="roofline_estimate")})
-    side.write_text(SIDE.replace('shape = [4096]', 'shape = [4097]'))
+    side.write_text(SIDE.replace('dtypes = ["float32"]', 'dtypes = ["float32", "bfloat16"]'))
     md = journal.render_report(tmp_path, "t")
     est = next(x for x in md.splitlines() if x.startswith("| stage1.py **stale**"))
-    assert "(reference.p2t.toml [cases] changed)" in est, est
+    assert "(reference.p2t.toml [dtypes] changed)" in est, est
     assert "what its parentheses name" in md and "the file changed" not in md
 
 
@@ -288,3 +288,17 @@ def test_a_subset_run_does_not_replace_the_stages_full_validation(tmp_path: Path
     md = journal.render_report(tmp_path, "t")
     assert _row(md).startswith("| stage1.py | PASS |"), _row(md)  # the full run's verdict stands
     assert "- stage1.py: later, only sized: FAIL" in md
+
+
+def test_audit_disputes_and_extra_cases_leave_the_estimate_current(tmp_path: Path) -> None:
+    """A trial added [audit] accept entries and [[cases]]: every estimate row went stale, though neither changes what
+    the estimate counts (one call at the validated size). Sizes do."""
+    from pytorch_to_triton import journal_keys
+
+    side = tmp_path / "reference.p2t.toml"
+    side.write_text(SIDE)
+    before = journal_keys.settings_key(side, "roofline_estimate")[0]
+    side.write_text(SIDE.replace('shape = [4096]', 'shape = [4097]') +
+                    '\n[audit]\naccept = [{check = "grid_floor_division", line = 3, reason = "exact"}]\n')
+    assert journal_keys.settings_key(side, "roofline_estimate")[0] == before
+    assert journal_keys.settings_key(side, "run_validation")[0] != before

@@ -9,6 +9,7 @@ for the sidecar, a digest of only the sections its tool reads:
 | run_validation  | every section except the ones on the right                 | notes, [bench], [audit], reasons |
 | run_benchmark   | every section except the ones on the right ([bench] too)   | notes, [audit], reasons |
 | audit_kernel    | every section except the ones on the right                 | notes, [bench], [cases], [tolerances] |
+| roofline_estimate | every section except the ones on the right               | notes, [audit], [cases], [tolerances] |
 
 A section this table does not name (one added later: value recipes, `require`, `strict`, ...) counts, so a new
 setting can only make a row stale too often, never too rarely. A tolerance's `reason` is prose and does not count;
@@ -29,6 +30,9 @@ _IGNORED: dict[str, frozenset[str]] = {
     "run_benchmark": frozenset({"notes", "audit"}),
     # The static audit reads only the notes; its compiled analysis (GPU) builds inputs from sizes and dtypes.
     "audit_kernel": frozenset({"notes", "bench", "cases", "tolerances"}),
+    # The no-GPU estimate counts one call at the validated (shrunk) size: sizes, dtypes and [bench] count; the extra
+    # cases, tolerances and audit disputes cannot change its counts (a trial's disputes made every estimate stale).
+    "roofline_estimate": frozenset({"notes", "audit", "cases", "tolerances"}),
 }
 _DEFAULT_IGNORED = frozenset({"notes"})
 

@@ -301,13 +301,28 @@ class _ToCdiv(ast.NodeTransformer):
         return node
 
 
+def _divisor_names(e: ast.expr) -> set[str]:
+    """Names that only divide in a grid expression: the second argument of cdiv, the right side of / or //."""
+    out: set[str] = set()
+    for node in ast.walk(e):
+        if isinstance(node, ast.Call) and short(dotted(node.func) or "") == "cdiv" and len(node.args) == 2:
+            out |= set(names_in(node.args[1]))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
+            out |= set(names_in(node.right))
+    everywhere = [n.id for n in ast.walk(e) if isinstance(n, ast.Name)]
+    return {n for n in out if everywhere.count(n) == 1}
+
+
 def _grid(ctx: AuditContext, reader: HostReader, fn: HostFunc, ln: Launch, facts: KernelFacts) -> None:
     dims = _grid_dims(reader, fn, ln.grid, ln.line)
     if dims is None:
         return
     exprs: list[ast.expr] = list(dims)
     for d in dims:  # one level of names whose value is a floor division: n_blocks = n // BLOCK; grid = (n_blocks,)
-        for n in names_in(d):
+        divisors = _divisor_names(d)  # cdiv(G, GPT) with GPT = BLOCK_N // GS: a tile's group count, not a count of
+        for n in names_in(d):         # programs (a trial's fused GroupNorm); rounding it down rounds the grid up
+            if n in divisors:
+                continue
             exprs += [v for v in reader.value_before(fn, n, ln.line)[-1:]
                       if isinstance(v, ast.BinOp) and isinstance(v.op, ast.FloorDiv)]
     checked = _modulo_checked(fn)
