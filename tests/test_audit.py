@@ -334,3 +334,31 @@ def test_a_floor_division_that_only_divides_the_grid_is_not_a_dropped_block() ->
     rep = audit_source(src, "groups.py")
     lines = {f.line for f in rep.findings if f.id == "grid_floor_division"}
     assert lines == {src.splitlines().index("    n_blocks = m // 4") + 1}, lines
+
+
+def test_a_store_and_a_load_on_the_two_sides_of_one_if_are_no_round_trip() -> None:
+    """flash-attn's cross-entropy stores lse when it computes it and loads it when PRECOMPUTED_LSE: the two never
+    run together (a false P1 global_roundtrip on the sixth held-out batch). The same pair in sequence still is one."""
+    src = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, lse_ptr, out_ptr, PRE: tl.constexpr):
+    row = tl.program_id(0)
+    if not PRE:
+        lse = tl.load(x_ptr + row) * 2.0
+        tl.store(lse_ptr + row, lse)
+    else:
+        lse = tl.load(lse_ptr + row)
+    tl.store(out_ptr + row, lse)
+
+
+@triton.jit
+def k2(x_ptr, lse_ptr, out_ptr):
+    row = tl.program_id(0)
+    tl.store(lse_ptr + row, tl.load(x_ptr + row) * 2.0)
+    tl.store(out_ptr + row, tl.load(lse_ptr + row))
+"""
+    rep = audit_source(src, "lse.py")
+    assert [f.function for f in rep.findings if f.id == "global_roundtrip"] == ["k2"], rep.findings

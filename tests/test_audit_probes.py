@@ -23,7 +23,8 @@ FIX = ROOT / "tests" / "audit_probe_fixtures"
 REL = "tests/audit_probe_fixtures"
 HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "scale_defaults.py": "harness_defaults.py", "geglu_even.py": "harness_geglu.py",
-           "minp_filter.py": "harness_minp.py", "embed_padding.py": "harness_embed.py"}
+           "minp_filter.py": "harness_minp.py", "embed_padding.py": "harness_embed.py",
+           "block_scale.py": "harness_block_scale.py"}
 
 
 def _label(name: str) -> list[str]:
@@ -649,3 +650,34 @@ def test_torch_cuda_device_is_a_no_op_under_the_interpreter_without_cuda() -> No
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
     assert out.returncode == 0 and "no-op" in out.stdout and "ok" in out.stdout, out.stderr[-800:]
+
+
+def test_rows_the_reference_couples_too_and_fp8_under_the_interpreter_are_no_p0(service) -> None:  # noqa: ANN001
+    """verl's blockwise fp8 quantizer (a scale per block of rows: the rows probe called the coupling a fault) and
+    the interpreter's float32 -> float8 casts (rounding across a binade differently from the GPU): two false P0s on
+    the sixth held-out batch."""
+    rep = service.audit(path=f"{REL}/block_scale.py", harness=f"{REL}/harness_block_scale.py", compile=False)
+    by = {p["name"]: p for p in rep.probes}
+    assert rep.counts["P0"] == 0, rep.markdown
+    assert not by["rows"]["failures"] and any("so do the reference's" in n for n in by["rows"]["notes"])
+    fp8 = weigh(AuditReport(file="k.py", findings=[]).finalize(), {"probes": [_probe("reference", failures=[
+        {"variant": "example vs reference", "what": "differs from the reference", "judged_by": "reference",
+         "interpreter_fp8": True}])]})
+    assert [f.severity for f in fp8.findings] == ["P2"] and fp8.findings[0].why.startswith("verify:")
+    assert "float8" in fp8.findings[0].why
+
+
+def test_a_constexpr_that_moves_with_a_weight_dimension_but_not_the_batch_is_a_verify_note() -> None:
+    """auto-round's dequantizer: num_groups (from the packed weight's shape) took several values as the sizes probe
+    moved the weight, never with the batch: once per layer, not per call."""
+    f = Finding(id="constexpr_recompile", category="performance", severity="P1", file="k.py", line=9,
+                evidence="num_groups=g_idx.max()", why="num_groups is a tl.constexpr of dequant_kernel and gets ...")
+    probed = {"probes": [_probe("example"), _probe("rows"), _probe("sizes")], "launched": ["dequant_kernel"],
+              "constexpr_values": {"dequant_kernel": {"num_groups": ["2", "4", "8"]}},
+              "constexpr_values_batch": {"dequant_kernel": {"num_groups": ["4"]}}}
+    got = weigh(AuditReport(file="k.py", findings=[f]).finalize(), probed).findings[0]
+    assert got.severity == "P2" and "not with the batch" in got.why, got
+    probed["constexpr_values_batch"] = {"dequant_kernel": {"num_groups": ["4", "8"]}}
+    f2 = f.model_copy()
+    f2.severity, f2.why = "P1", "num_groups is a tl.constexpr of dequant_kernel and gets ..."
+    assert weigh(AuditReport(file="k.py", findings=[f2]).finalize(), probed).findings[0].severity == "P1"

@@ -57,7 +57,8 @@ def _same_file(rec: dict[str, Any], report_file: str) -> bool:
 def _weak(probe: str, rec: dict[str, Any]) -> bool:
     """Evidence that shows a drift, not a wrong result: a bfloat16 difference, or non-finite values no reference
     judged (the function may overflow on its own)."""
-    return probe == "dtype" or (probe == "magnitude" and rec.get("judged_by") != "reference")
+    return probe == "dtype" or (probe == "magnitude" and rec.get("judged_by") != "reference") or \
+        bool(rec.get("interpreter_fp8"))
 
 
 def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, repro: Repro | None,
@@ -76,11 +77,15 @@ def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, r
                                                                             else "")
     detail = first.get("detail") or first.get("error") or ""
     return Finding(id=f"probe_{probe}", category=CATEGORY.get(probe, "correctness"),  # type: ignore[arg-type]
-                   severity="P1" if weak else "P0", file=report_file, line=line,
+                   severity="P2" if first.get("interpreter_fp8") else "P1" if weak else "P0", file=report_file,
+                   line=line,
                    function=first.get("kernel_function"), evidence=f"{variants}. {detail}"[:600],
-                   why=(f"probe {probe} failed on {first['variant']}: {first['what']}" +
+                   why=("verify: " if first.get("interpreter_fp8") else "") +
+                       (f"probe {probe} failed on {first['variant']}: {first['what']}" +
                         (" (no reference judged it: verify it is not the function's own overflow)" if weak and
-                         probe == "magnitude" else "")),
+                         probe == "magnitude" else "") +
+                        (" (float8 output under the interpreter, whose float32 -> float8 casts round differently "
+                         "from the GPU's: verify on a GPU)" if first.get("interpreter_fp8") else "")),
                    fix=FIX.get(probe, ""), reproducer=repro(probe, first["variant"]) if repro else "", probe=probe)
 
 
@@ -176,6 +181,7 @@ def _aside_notes(report: AuditReport, probes: list[dict[str, Any]], repro: Repro
 def _weigh_recompiles(report: AuditReport, probed: dict[str, Any]) -> None:
     """constexpr_recompile against the values the probes saw the parameter take while they changed the sizes."""
     seen = probed.get("constexpr_values") or {}
+    batch = probed.get("constexpr_values_batch")  # up to the rows probe: only the batch changed
     varied = [p["name"] for p in probed.get("probes", []) if p.get("name") in ("rows", "sizes") and p.get("ran")]
     for f in report.findings:
         if f.id != "constexpr_recompile" or f.severity != "P1":
@@ -185,7 +191,14 @@ def _weigh_recompiles(report: AuditReport, probed: dict[str, Any]) -> None:
         values = (seen.get(m.group(1)) or {}).get(param) if m else None
         if not values:
             continue  # the kernel never launched with it under the probes: the static finding stands
-        if len(values) > 1:
+        per_batch = ((batch or {}).get(m.group(1)) or {}).get(param) if m else None
+        if len(values) > 1 and batch is not None and not (per_batch and len(per_batch) > 1):
+            # it moved only when the sizes probe moved another dimension (a weight's): once per model, not per call
+            f.severity = "P2"
+            f.why = (f"verify: {param} took {', '.join(values)} as the probes changed the sizes, but not with the "
+                     "batch: it compiles once per value of that size, a cost per call only if that size changes "
+                     f"between your calls (a sequence length does, a weight dimension does not). {f.why}")
+        elif len(values) > 1:
             f.evidence = f"{f.evidence} | confirmed by the probes: {param} took {', '.join(values)} (one compile each)"
         elif varied:
             f.severity = "P2"
