@@ -33,6 +33,7 @@ def test_gallery_is_complete() -> None:
     assert not missing, f"examples missing files: {missing}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_example_stages_pass_validation(service, example: Path) -> None:
     ref = example / "reference.py"
