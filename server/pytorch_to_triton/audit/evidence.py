@@ -163,6 +163,10 @@ def _aside_notes(report: AuditReport, probes: list[dict[str, Any]], repro: Repro
         "1d": ("verify: fails only when a 1-D tensor (a weight or bias) is a strided view; if callers can pass one, "
                "pass its stride to the kernel or call .contiguous() on it", "weight = weight.contiguous() in the "
                "entry (free for a dense parameter), or pass weight.stride(0)"),
+        "lastdim": ("verify: right for any row stride, wrong when the last dimension itself is strided (a transposed "
+                    "view): the kernel assumes a unit last-dim stride, Triton's usual contract; if callers can pass "
+                    "such a view, assert x.stride(-1) == 1 in the entry or call .contiguous()",
+                    "assert x.stride(-1) == 1 (a clear error), or x = x.contiguous() when it is not"),
     }
     for p in probes:
         by_kind: dict[str, list[dict[str, Any]]] = {}

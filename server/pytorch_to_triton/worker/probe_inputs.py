@@ -37,7 +37,8 @@ def _floating(x: Any) -> bool:
 
 
 def layouts(inputs: list[Any]) -> dict[str, list[Any]]:
-    """Same values, other layouts: 'transposed' (rank >= 2) and 'strided' (every other element of a wider row)."""
+    """Same values, other layouts: rows of a wider buffer (ROW_STRIDED), 'transposed' (rank >= 2) and 'strided'
+    (every other element of a wider row)."""
     tensors = [x for x in inputs if isinstance(x, torch.Tensor) and x.numel() > 1]
     out: dict[str, list[Any]] = {}
     if any(t.dim() >= 2 and t.shape[-1] > 1 and t.shape[-2] > 1 for t in tensors):
@@ -54,7 +55,18 @@ def layouts(inputs: list[Any]) -> dict[str, list[Any]]:
     def wide(x: Any, rank: int) -> bool:
         return _floating(x) and x.dim() >= rank and x.shape[-1] > 1
 
+    def padded_rows(x: torch.Tensor) -> torch.Tensor:
+        # rows of a wider buffer (a slice, a padded cache), and for rank >= 3 a padded middle dim too (a head-padded
+        # cache): every stride but the last differs from the dense one, the last dim stays unit-stride
+        pad = [3 if i == x.dim() - 2 and x.dim() >= 3 else 0 for i in range(x.dim() - 1)] + [16]
+        big = original("empty")([n + q for n, q in zip(x.shape, pad)], dtype=x.dtype, device=x.device)
+        fill_poison(big)
+        view = big[tuple(slice(0, n) for n in x.shape)]
+        view.copy_(x)
+        return view
+
     if any(wide(t, 2) for t in tensors):  # the activations strided; 1-D weights and biases apart (STRIDED_1D)
+        out[ROW_STRIDED] = [padded_rows(x) if wide(x, 2) else x for x in inputs]
         out["strided"] = [strided(x) if wide(x, 2) else x for x in inputs]
         if any(wide(t, 1) and t.dim() == 1 for t in tensors):
             out[STRIDED_1D] = [strided(x) if wide(x, 1) and x.dim() == 1 else x for x in inputs]
@@ -64,6 +76,11 @@ def layouts(inputs: list[Any]) -> dict[str, list[Any]]:
 
 
 STRIDED_1D = "strided 1-D"  # a variant whose failures are verify notes (probes.py, Probe.aside)
+# Rows of a wider buffer, the last dim unit-stride: the non-contiguity of slices, padded caches and permuted batch or
+# head dims. An entry that passes it but fails only when the last dim itself is strided (transposed, every other
+# element) assumes Triton's usual unit last-dim stride: a verify note, since its callers may guarantee it.
+ROW_STRIDED = "rows of a wider buffer"
+LASTDIM = ("transposed", "strided")
 
 
 def batch_size(inputs: list[Any]) -> int | None:
