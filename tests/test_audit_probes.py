@@ -216,6 +216,7 @@ LATER_BATCHES = [
     ("held_out_5", 6, "megablocks, trl, lightllm", 2, 6, 2),
     ("held_out_6", 6, "verl, auto-round, flash-attn", 3, 7, 3),
     ("held_out_7", 6, "sageattention, ring-flash-attn, nvidia-modelopt", 2, 4, 2),
+    ("held_out_8", 5, "colossalai, autoawq", 7, 14, 7),
 ]
 
 
