@@ -71,12 +71,14 @@ def test_failure_on_the_suspect_line_confirms_it_with_a_reproducer() -> None:
         rep.findings[0].evidence
 
 
-def test_failure_elsewhere_is_its_own_p0_and_the_suspect_a_p1_verify() -> None:
+def test_failure_elsewhere_is_its_own_p0_and_the_suspect_a_p2_verify() -> None:
+    """The suspect is still unconfirmed (issue 26: at most P2): two false P1s of this kind on the seventh and eighth
+    held-out batches (a low-precision accumulator, unmasked loads 'that may cause' a failure on another line)."""
     fail = {"variant": "shape (0, 40)", "what": "crash", "kernel_line": 30, "file": "/x/k.py", "error": "ZeroDivision"}
     rep = weigh(_static(), {"probes": [_probe("sizes", [fail])]}, repro=lambda p, v: "cmd")
     by = {f.id: f for f in rep.findings}
     assert by["probe_sizes"].severity == "P0" and by["probe_sizes"].line == 30 and by["probe_sizes"].reproducer
-    assert by["masked_load_other"].severity == "P1" and by["masked_load_other"].why.startswith("verify: may cause")
+    assert by["masked_load_other"].severity == "P2" and by["masked_load_other"].why.startswith("verify: may cause")
 
 
 def test_unjudged_magnitude_and_dtype_failures_are_p1() -> None:

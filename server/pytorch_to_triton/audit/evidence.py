@@ -6,7 +6,8 @@ weigh() takes the static report (audit_source) and what the probes saw (worker/p
 - a static suspect of wrong results (audit/hypotheses.py) that no failure confirms is at most P2, its `why` starting
   with "verify:", naming the inputs that would expose it and what the probes covered; its fix is not offered (a fix
   such as `other=` on lanes that feed a tl.dot changes results, and nothing showed it is needed);
-- a suspect whose probe failed on another line is P1 "verify: may cause ...";
+- a suspect whose probe failed on another line is P2 "verify: may cause ..." (unconfirmed: the failure is already a
+  finding of its own on its line);
 - findings the task sidecar disputes (`[audit] accept = [{check, line, reason}]`) move to `accepted` with the reason.
 Findings about cost (P1 performance) and honesty checks keep their static severity, except a per-call constexpr
 (`constexpr_recompile`): the probes record the values each constexpr took across their sizes, so one that stayed
@@ -120,8 +121,8 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
         if probed is not None and not reached(f):
             hits, status = [], (f"the probes' entry {probed.get('entry')} never ran this code (it launched "
                                 f"{', '.join(probed.get('launched') or []) or 'no kernel'}): give a harness for it")
-        if hits:
-            f.severity = "P1"
+        if hits:  # still unconfirmed (the failure is on another line, already its own finding): at most P2
+            f.severity = "P2"
             f.why = (f"verify: may cause the failing probe {hits[0].get('variant')} ({hits[0].get('what')}), which "
                      f"failed elsewhere ({status}). {f.why}")
         else:
