@@ -18,6 +18,7 @@ matmul) scale only approximately. The server divides the scaled figures by a GPU
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -156,8 +157,8 @@ def _past_the_blocks(task: Task, measured: dict[str, int], full: dict[str, int],
         return None
     mod = task.ref_mod
     defaults = dict(full)  # the problem's sizes (the module holds the measured ones now)
-    vary = [k for k in sz.varied(defaults, {}, sz.derived(mod)) if k not in sz.ratios(mod, defaults, list(defaults))
-            .values()]  # n_head: a structure, not a size to tile
+    structural = set(sz.ratios(mod, defaults, list(defaults)).values())  # n_head: a structure, not a size to tile
+    vary = [k for k in sz.varied(defaults, {}, sz.derived(mod)) if k not in structural]
     grow = {k: min(full.get(k, measured[k]), 2 * block) for k in vary if k in measured and measured[k] < block}
     grow = {k: v for k, v in grow.items() if v > measured[k]}
     if not grow:
@@ -245,7 +246,8 @@ def _declared_full(task: Task, args: dict[str, Any], full: Any, dtype: torch.dty
     install(task.ref_mod, args)
     out: dict[str, Any] = {}
     case = Case("estimate", full, dtype, device, 0, 1.0)
-    with sz.sized(task.ref_mod, full) if task.kernelbench else _nothing(), FakeTensorMode(allow_non_fake_inputs=True):
+    with sz.sized(task.ref_mod, full) if task.kernelbench else contextlib.nullcontext(), \
+            FakeTensorMode(allow_non_fake_inputs=True):
         inputs = list(task.ref_mod.get_inputs()) if task.kernelbench else list(task.make_inputs(case))
         for key, attr in (("bytes", "BYTES"), ("flops", "FLOPS")):
             fn = getattr(task.ref_mod, attr, None)
@@ -254,8 +256,3 @@ def _declared_full(task: Task, args: dict[str, Any], full: Any, dtype: torch.dty
                 out[f"{key}_source"] = "declared ([bench] of the task sidecar)"
     return out
 
-
-def _nothing() -> Any:
-    import contextlib
-
-    return contextlib.nullcontext()

@@ -183,6 +183,7 @@ class Prober:
         self.task = False  # the harness is a task reference: run_validation owns the comparison with it
         self.fp8_out = False  # the entry returned a float8 tensor (set by call)
         self.batch_constexprs: dict[str, dict[str, set[Any]]] | None = None  # set after the rows probe
+        self._ref_full: Outcome | None = None  # the reference on the example's whole batch (rows probe)
         self.tolerances: dict[str, Any] = {}  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
         self.kb: Any = None  # probe_kb.KernelBenchHarness: sizes are a KernelBench problem's constants
         self.not_for: dict[str, str] = {}  # probe -> why it means nothing for this kind of task (said as is)
@@ -411,7 +412,9 @@ class Prober:
         itself couples rows (blockwise quantization), so the rows probe cannot judge the kernel."""
         if self.reference is None:
             return False
-        full, part = self.call(x, fn=self.reference), self.call(variant, fn=self.reference)
+        if self._ref_full is None:  # the whole batch's reference, once for every prefix that differs
+            self._ref_full = self.call(x, fn=self.reference)
+        full, part = self._ref_full, self.call(variant, fn=self.reference)
         if full.outputs is None or part.outputs is None:
             return False
         a = [part.outputs[i] for i in per_row if i < len(part.outputs)]

@@ -70,14 +70,14 @@ class LaunchRecorder:
 
 
 RECORDER = LaunchRecorder()
-_CONSTEXPR_NAMES: dict[int, tuple[str, ...]] = {}
+_CONSTEXPR_NAMES: dict[Any, tuple[str, ...]] = {}  # keyed on the Python function itself (an id could be reused)
 
 
 def _constexpr_names(kernel: Any) -> tuple[str, ...]:
     """The tl.constexpr parameters of a JITFunction or an InterpretedFunction (read from the annotations, which
     both keep on .fn; a string annotation under `from __future__ import annotations` too)."""
     fn = getattr(kernel, "fn", None)
-    key = id(fn)
+    key = fn
     if key not in _CONSTEXPR_NAMES:
         import inspect
 
