@@ -24,7 +24,8 @@ REL = "tests/audit_probe_fixtures"
 HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "scale_defaults.py": "harness_defaults.py", "geglu_even.py": "harness_geglu.py",
            "minp_filter.py": "harness_minp.py", "embed_padding.py": "harness_embed.py",
-           "block_scale.py": "harness_block_scale.py", "rows_stride_lastdim.py": "harness_scale_rows.py"}
+           "block_scale.py": "harness_block_scale.py", "rows_stride_lastdim.py": "harness_scale_rows.py",
+           "rmsnorm_grad_good.py": "harness_rmsnorm_grad.py", "rmsnorm_grad_bad.py": "harness_rmsnorm_grad.py"}
 
 
 def _label(name: str) -> list[str]:
@@ -158,6 +159,19 @@ def test_good_kernel_static_suspect_is_a_verify_after_probes_pass(service) -> No
     rep = service.audit(path=f"{REL}/softmax_good.py", harness=f"{REL}/harness_rows.py", compile=False)
     assert rep.counts["P0"] == 0, rep.markdown
     assert not any(f.check.startswith("probe_") for f in rep.findings)
+
+
+def test_an_autograd_functions_wrong_backward_is_a_p0_its_right_one_passes(service) -> None:  # noqa: ANN001
+    """The grad probe runs an entry's own backward (no forward probe does): a dx averaged over the padded block is a P0 with
+    a reproducer; the correct backward passes, and its grad probe says it ran."""
+    bad = service.audit(path=f"{REL}/rmsnorm_grad_bad.py", harness=f"{REL}/harness_rmsnorm_grad.py", compile=False)
+    p0 = [f for f in bad.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_grad"], bad.markdown
+    assert "input 0" in p0[0].evidence and "--only 'grad: gradients vs reference'" in p0[0].reproducer
+    good = service.audit(path=f"{REL}/rmsnorm_grad_good.py", harness=f"{REL}/harness_rmsnorm_grad.py", compile=False)
+    assert good.counts["P0"] == 0, good.markdown
+    grad = next(p for p in good.probes if p["name"] == "grad")
+    assert grad["ran"] == ["gradients vs reference"] and not grad["failures"], grad
 
 
 def test_without_an_example_call_the_report_says_how_to_give_one(service) -> None:  # noqa: ANN001

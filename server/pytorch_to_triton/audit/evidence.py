@@ -27,7 +27,8 @@ from .model import AuditReport, Finding
 
 CATEGORY = {"example": "correctness", "repeat": "correctness", "layout": "memory_access", "rows": "correctness",
             "sizes": "correctness", "sentinel": "memory_access", "magnitude": "numerical_stability",
-            "dtype": "numerical_stability", "defaults": "correctness", "reference": "correctness"}
+            "dtype": "numerical_stability", "defaults": "correctness", "reference": "correctness",
+            "grad": "correctness"}
 FIX = {
     "example": "make the example call work first: the error names the kernel line",
     "repeat": "find the race: programs writing the same address, or a load of memory no program wrote",
@@ -39,6 +40,8 @@ FIX = {
     "dtype": "load, accumulate and reduce in float32; cast only the stored result",
     "defaults": "give each documented default a value before it is used (a None default is replaced, not used)",
     "reference": "compare the failing variant against the reference line by line (run_validation shows where)",
+    "grad": "check the backward's formula input by input against the reference's autograd (torch.autograd.gradcheck "
+            "on a small float64 case), then every shape it reshapes the gradient to",
 }
 Repro = Callable[[str, str], str]
 

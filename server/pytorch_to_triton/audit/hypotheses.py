@@ -36,7 +36,7 @@ HYPOTHESES: dict[str, Hypothesis] = {
     "grid_floor_division": Hypothesis(("sizes", "rows", "example"), "a batch that is not a multiple of the block"),
     "grid_axis_mismatch": Hypothesis(("example", "sizes", "rows"), "a batch of more than one"),
     "assumed_contiguous": Hypothesis(("layout",), "a non-contiguous copy of the inputs (transposed, strided)"),
-    "backward_ignores_flag": Hypothesis(("reference",), "the backward against a reference"),
+    "backward_ignores_flag": Hypothesis(("grad", "reference"), "the backward against a reference"),
 }
 # Findings about cost, not results (host_sync, uncoalesced_access ...) keep their static severity: a probe cannot
 # confirm a speed problem, and their precision holds (issue 26: P1 2 of 4 real on new code, by reading).
