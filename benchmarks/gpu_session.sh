@@ -8,7 +8,8 @@
 # Planned for the next session with a GPU (the 22:19 session had none lent; each part < 9 minutes):
 #   PART=sandbox  issue 30: sandbox_gpu_probe.py (the worker's CUDA-first order, libcuda pinned, torch.compile
 #                 confined), then with P2T_SANDBOX=1 the hostile corpus + cost (sandbox_cost.py), the fault suite
-#                 and the KernelBench-form corpus verdicts; issue 26: the held-out audit batches on CUDA
+#                 and the KernelBench-form corpus verdicts
+#   PART=audit    issue 26: every held-out audit batch and the tuned fixtures on CUDA (--check-repro), the H200 column
 #   PART=trial    issue 29: score_trial.py on benchmarks/trials/2026-12-04 (independent KernelBench-style scoring
 #                 + the tool's own validate/bench), estimate_vs_gpu.py; issue 28: latency.py (with
 #                 bare_worker_release) and the first call with torch._dynamo deferred
@@ -47,8 +48,14 @@ case "${PART:-perf}" in
     grep -q "triton kernel under the sandbox: True" "$OUT/x/sandbox_probe.log" || echo "SANDBOX PROBE FAILED: read it first"
     run sandbox_cost 170 python3 benchmarks/sandbox_cost.py --pings 50 --calls 3 --rounds 1
     run faults 100 python3 benchmarks/fault_suite.py --out "$OUT/x/faults"
-    run gpu_suite 150 python3 benchmarks/gpu_suite.py --no-bench --budget 130 --redo
-    run audit_probes 60 python3 benchmarks/audit_probe_precision.py --check-repro ;;
+    run gpu_suite 150 python3 benchmarks/gpu_suite.py --no-bench --budget 130 --redo ;;
+  audit)  # one process per set: a set that runs out of time loses only its own figures
+    start=$SECONDS
+    for set in $(python3 -c "import json; print(' '.join(sorted({v['set'] for v in json.load(open('tests/audit_public_corpus/probe_labels.json'))['files'].values()})))"); do
+      [ $((SECONDS - start)) -gt 470 ] && { echo "audit_$set: not run (time)"; continue; }
+      TAIL=12 run "audit_$set" 90 python3 benchmarks/audit_probe_precision.py --check-repro --only "$set" \
+        --json "$OUT/x/audit_$set.json"
+    done ;;
   trial)
     run score_trial 300 python3 benchmarks/score_trial.py benchmarks/trials/2026-12-04
     run estimate_vs_gpu 75 python3 benchmarks/estimate_vs_gpu.py
