@@ -233,6 +233,7 @@ LATER_BATCHES = [
     ("held_out_6", 6, "verl, auto-round, flash-attn", 3, 7, 3),
     ("held_out_7", 6, "sageattention, ring-flash-attn, nvidia-modelopt", 2, 4, 2),
     ("held_out_8", 5, "colossalai, autoawq", 7, 14, 7),
+    ("held_out_9", 1, "aqlm", 1, 1, 1),
     ("held_out_10", 4, "gptqmodel, stanford-stk", 1, 1, 1),
 ]
 
