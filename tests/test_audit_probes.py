@@ -25,7 +25,8 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "scale_defaults.py": "harness_defaults.py", "geglu_even.py": "harness_geglu.py",
            "minp_filter.py": "harness_minp.py", "embed_padding.py": "harness_embed.py",
            "block_scale.py": "harness_block_scale.py", "rows_stride_lastdim.py": "harness_scale_rows.py",
-           "rmsnorm_grad_good.py": "harness_rmsnorm_grad.py", "rmsnorm_grad_bad.py": "harness_rmsnorm_grad.py"}
+           "rmsnorm_grad_good.py": "harness_rmsnorm_grad.py", "rmsnorm_grad_bad.py": "harness_rmsnorm_grad.py",
+           "linear_dense_weight.py": "harness_linear.py", "linear_checks_weight.py": "harness_linear.py"}
 
 
 def _label(name: str) -> list[str]:
@@ -631,3 +632,20 @@ def test_a_kernel_right_for_any_row_stride_but_not_a_strided_last_dim_is_a_verif
     by = {p["name"]: p for p in bad.probes}
     assert "rows of a wider buffer" in {x["variant"] for x in by["layout"]["failures"]}, by["layout"]
     assert any(x.check == "probe_layout" and x.severity == "P0" for x in bad.findings), bad.markdown
+
+
+def test_a_failure_only_through_a_weight_is_a_verify_note_and_a_refusal_hides_no_other_input(service) -> None:  # noqa: ANN001
+    """Held_out_10's false layout P0s (gptq_gemv's packed weights, stk's output buffer) and held_out_9's hidden one
+    (aqlm refuses a non-contiguous input, so its codes were never tried alone): each layout variant that fails or is
+    refused runs again one tensor at a time. A failure only through a tensor that does not carry the batch is a P2
+    note; x read as dense behind an assert on the weight is a P0 whose reproducer names x alone."""
+    ok = service.audit(path=f"{REL}/linear_dense_weight.py", harness=f"{REL}/harness_linear.py", compile=False)
+    assert ok.counts["P0"] == 0, ok.markdown
+    note = next(f for f in ok.findings if f.check == "probe_layout_weight")
+    assert note.severity == "P2" and note.why.startswith("verify:") and "input 1" in note.evidence, note
+    bad = service.audit(path=f"{REL}/linear_checks_weight.py", harness=f"{REL}/harness_linear.py", compile=False)
+    p0 = [f for f in bad.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_layout"] and "input 0 only" in p0[0].reproducer, bad.markdown
+    out = subprocess.run(p0[0].reproducer, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    assert out.returncode == 1 and "input 0 only" in out.stdout, out.stdout + out.stderr[-1000:]

@@ -167,6 +167,11 @@ def _aside_notes(report: AuditReport, probes: list[dict[str, Any]], repro: Repro
         "1d": ("verify: fails only when a 1-D tensor (a weight or bias) is a strided view; if callers can pass one, "
                "pass its stride to the kernel or call .contiguous() on it", "weight = weight.contiguous() in the "
                "entry (free for a dense parameter), or pass weight.stride(0)"),
+        "weight": ("verify: fails only when a tensor that does not carry the batch (a weight, a packed buffer, a "
+                   "table, an output buffer) is a non-contiguous view, while the inputs that carry the batch pass; "
+                   "its callers usually pass it dense (a Parameter, a fresh allocation): if they can pass a view, "
+                   "assert its contiguity in the entry or pass its strides",
+                   "assert w.is_contiguous() in the entry (a clear error), or pass its strides to the kernel"),
         "lastdim": ("verify: right for any row stride, wrong when the last dimension itself is strided (a transposed "
                     "view): the kernel assumes a unit last-dim stride, Triton's usual contract; if callers can pass "
                     "such a view, assert x.stride(-1) == 1 in the entry or call .contiguous()",

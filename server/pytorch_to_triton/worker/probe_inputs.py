@@ -53,7 +53,10 @@ def layouts(inputs: list[Any]) -> dict[str, list[Any]]:
         return view
 
     def wide(x: Any, rank: int) -> bool:
-        return _floating(x) and x.dim() >= rank and x.shape[-1] > 1
+        # integer tensors of rank >= 2 too (int8 activations, packed codes): the lastdim and weight rules
+        # (probes.py) need to know whether rows of a wider buffer pass for the same tensor that fails transposed
+        return isinstance(x, torch.Tensor) and x.dtype != torch.bool and x.dim() >= rank and x.shape[-1] > 1 and \
+            (x.is_floating_point() or rank >= 2)
 
     def padded_rows(x: torch.Tensor) -> torch.Tensor:
         # rows of a wider buffer (a slice, a padded cache), and for rank >= 3 a padded middle dim too (a head-padded
@@ -81,6 +84,17 @@ STRIDED_1D = "strided 1-D"  # a variant whose failures are verify notes (probes.
 # element) assumes Triton's usual unit last-dim stride: a verify note, since its callers may guarantee it.
 ROW_STRIDED = "rows of a wider buffer"
 LASTDIM = ("transposed", "strided")
+
+
+def one_at_a_time(inputs: list[Any], variant: list[Any]) -> dict[int, list[Any]]:
+    """index -> the inputs with only that tensor taken from the layout variant (every tensor the variant changed)."""
+    return {i: [v if j == i else a for j, a in enumerate(inputs)] for i, (a, v) in enumerate(zip(inputs, variant))
+            if isinstance(v, torch.Tensor) and v is not a}
+
+
+def base_variant(label: str) -> str:
+    """The layout variant a label names ('transposed, input 2 only' -> 'transposed')."""
+    return label.split(", input ", 1)[0]
 
 
 def batch_size(inputs: list[Any]) -> int | None:

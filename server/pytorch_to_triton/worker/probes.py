@@ -357,28 +357,91 @@ class Prober:
                 self.fail(p, "second run", "runs disagree", detail=diff)
 
     def _layout(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
-        for label, variant in pi.layouts(x).items():
-            if not self.wanted("layout", label) or self.out_of_time(p):
+        """Each layout variant as a whole, then, when it fails or is refused, one tensor at a time: which argument
+        the failure comes from decides what it means (a refusal of one must not hide the others). A failure only
+        through tensors that do not carry the batch (a weight, a packed buffer, a fresh output its callers allocate
+        dense) is a verify note, not a P0."""
+        b = pi.batch_size(x)
+        variants = pi.layouts(x)
+        for label, variant in variants.items():
+            singles = {f"{label}, input {i} only": (i, v) for i, v in pi.one_at_a_time(x, variant).items()}
+            if self.only is not None and not self.wanted("layout", label):
+                for name, (_i, v) in singles.items():  # a reproducer of one argument's variant
+                    if self.wanted("layout", name):
+                        self._layout_try(p, name, v, x, outs, {_i})
                 continue
-            got = self.call(variant)
-            mark = len(p.failures)
-            if self.judge(p, label, x, got, refusal_ok=True):
-                diff = _mismatch(got.outputs or [], outs, self.rtol, self.atol)
-                if diff:
-                    self.fail(p, label, "wrong result on non-contiguous input", detail=diff)
-            if label == pi.STRIDED_1D and len(p.failures) > mark:  # a strided weight or bias: aside, not a P0
-                rec = p.failures.pop()
-                p.aside.append({"kind": "1d", "variant": label, "what": rec["what"],
-                                "detail": "only the 1-D tensors (weights, biases) are strided in this variant; the "
-                                          "callers of such entries usually pass parameters, which are dense"})
-        rows_ok = pi.ROW_STRIDED in p.ran and not any(f["variant"] == pi.ROW_STRIDED for f in p.failures)
-        last = [f for f in p.failures if f["variant"] in pi.LASTDIM and not f.get("oob")]
-        if rows_ok and last:  # right for any row stride, wrong only when the last dim is strided: an assumption
-            for f in last:
+            if self.out_of_time(p):
+                continue
+            whole = self._layout_try(p, label, variant, x, outs, {i for _n, (i, _v) in singles.items()})
+            if label == pi.STRIDED_1D:
+                if isinstance(whole, dict):  # a strided weight or bias: aside, not a P0
+                    p.failures.remove(whole)
+                    p.aside.append({"kind": "1d", "variant": label, "what": whole["what"],
+                                    "detail": "only the 1-D tensors (weights, biases) are strided in this variant; "
+                                              "the callers of such entries usually pass parameters, which are dense"})
+                continue
+            if whole == "ok" or self.only is not None:
+                continue
+            if len(singles) < 2:
+                if isinstance(whole, dict) and singles:
+                    self._weight_aside(p, whole, next(iter(singles.values()))[0], x, b)
+                continue
+            if isinstance(whole, dict):
+                p.failures.remove(whole)
+            found = []
+            for name, (i, v) in singles.items():
+                if self.out_of_time(p):
+                    break
+                got = self._layout_try(p, name, v, x, outs, {i})
+                if isinstance(got, dict):
+                    found.append((i, got))
+            if isinstance(whole, dict) and (not found or (whole.get("oob") and not any(r.get("oob") for _i, r in found))):
+                p.failures.append(whole)  # only the combination fails (or reads out of bounds): the whole is the evidence
+            for i, rec in found:
+                self._weight_aside(p, rec, i, x, b)
+        # Rows of a wider buffer passed for these inputs: they were among the tensors that variant changed (it
+        # changes floating tensors only) and no failure of it, P0 or weight note, came through them.
+        row_changed = set(pi.one_at_a_time(x, variants[pi.ROW_STRIDED])) if pi.ROW_STRIDED in p.ran else set()
+        row_failed = {i for f in p.failures + p.aside if pi.base_variant(f["variant"]) == pi.ROW_STRIDED
+                      for i in f.get("inputs", ())}
+        last = [f for f in p.failures if pi.base_variant(f["variant"]) in pi.LASTDIM and f.get("inputs")
+                and set(f["inputs"]) <= row_changed - row_failed]
+        if last:  # right for any row stride, wrong only when the last dim is strided: an assumption
+            for f in last:  # (an out-of-bounds read too: the kernel reads a strided last dim as a dense one)
                 p.failures.remove(f)
             p.aside.append({"kind": "lastdim", "variant": last[0]["variant"], "what": last[0]["what"],
                             "detail": f"{pi.ROW_STRIDED} (the last dim unit-stride) passes: the kernel honours the "
-                                      "row strides and assumes a unit stride in the last dimension"})
+                                      "row strides and assumes a unit stride in the last dimension" +
+                                      ("; with a strided last dim it reads or writes out of bounds" if
+                                       any(f.get("oob") for f in last) else "")})
+
+    def _layout_try(self, p: Probe, label: str, variant: list[Any], x: list[Any], outs: list[torch.Tensor],
+                    inputs: set[int]) -> dict[str, Any] | str:
+        """One layout variant (`inputs`: the tensors it changed): its failure record, 'refused' (a checked
+        precondition) or 'ok'."""
+        got = self.call(variant)
+        mark = len(p.failures)
+        if self.judge(p, label, x, got, refusal_ok=True):
+            diff = _mismatch(got.outputs or [], outs, self.rtol, self.atol)
+            if diff:
+                self.fail(p, label, "wrong result on non-contiguous input", detail=diff)
+        if len(p.failures) > mark:
+            p.failures[-1]["inputs"] = sorted(inputs)
+            return p.failures[-1]
+        return "refused" if got.error is not None else "ok"
+
+    @staticmethod
+    def _weight_aside(p: Probe, rec: dict[str, Any], i: int, x: list[Any], b: int | None) -> None:
+        """A failure through input i alone, which does not carry the batch (its first dimension is not the batch's):
+        a weight or buffer its callers pass dense; a verify note (P2), not a P0. Out-of-bounds accesses stay."""
+        t = x[i]
+        if rec.get("oob") or b is None or not isinstance(t, torch.Tensor) or (t.dim() >= 1 and t.shape[0] == b):
+            return
+        p.failures.remove(rec)
+        p.aside.append({"kind": "weight", "variant": rec["variant"], "what": rec["what"], "inputs": [i],
+                        "detail": f"only input {i} (shape {tuple(t.shape)}, {str(t.dtype).removeprefix('torch.')}), "
+                                  f"which does not carry the batch ({b}), fails non-contiguous; the inputs that carry "
+                                  "it pass"})
 
     def _rows(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
         b = pi.batch_size(x)
