@@ -237,6 +237,7 @@ LATER_BATCHES = [
     ("held_out_9", 1, "aqlm", 1, 1, 1),
     ("held_out_10", 4, "gptqmodel, stanford-stk", 1, 1, 1),
     ("held_out_11", 4, "megatron-core", 1, 4, 1),
+    ("held_out_12", 3, "lightning-attn, xformers", 2, 4, 2),
 ]
 
 
