@@ -26,7 +26,8 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "minp_filter.py": "harness_minp.py", "embed_padding.py": "harness_embed.py",
            "block_scale.py": "harness_block_scale.py", "rows_stride_lastdim.py": "harness_scale_rows.py",
            "rmsnorm_grad_good.py": "harness_rmsnorm_grad.py", "rmsnorm_grad_bad.py": "harness_rmsnorm_grad.py",
-           "linear_dense_weight.py": "harness_linear.py", "linear_checks_weight.py": "harness_linear.py"}
+           "linear_dense_weight.py": "harness_linear.py", "linear_checks_weight.py": "harness_linear.py",
+           "matmul_tf32.py": "harness_matmul.py"}
 
 
 def _label(name: str) -> list[str]:
@@ -651,3 +652,87 @@ def test_a_failure_only_through_a_weight_is_a_verify_note_and_a_refusal_hides_no
     out = subprocess.run(p0[0].reproducer, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
     assert out.returncode == 1 and "input 0 only" in out.stdout, out.stdout + out.stderr[-1000:]
+
+
+def test_an_fp32_difference_that_ieee_dots_remove_is_a_tf32_verify_note(service) -> None:  # noqa: ANN001
+    """lightning-attn's fp32 attention (held_out_12) was a false P0: its tl.dot ran in TF32, Triton's default, and
+    agreed with the reference once rerun with IEEE dots. Such a difference is a P2 note naming the switch."""
+    rep = service.audit(path=f"{REL}/matmul_tf32.py", harness=f"{REL}/harness_matmul.py", compile=False)
+    assert rep.counts["P0"] == 0, rep.markdown
+    note = next(f for f in rep.findings if f.check == "probe_reference_tf32")
+    assert note.severity == "P2" and "TRITON_F32_DEFAULT=ieee" in note.evidence and "input_precision" in note.why
+
+
+def test_an_autograd_function_entry_is_placed_on_its_forward_never_on_torchs_apply() -> None:
+    """lightning-attn's `LightningAttention2.apply` entry put its findings on line 609: torch's Function.apply."""
+    import importlib.util
+
+    from pytorch_to_triton.worker.probes import _entry_line
+
+    path = FIX / "rmsnorm_grad_good.py"
+    spec = importlib.util.spec_from_file_location("p2t_rms_fixture", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    forward = next(i for i, line in enumerate(path.read_text().splitlines(), 1) if "def forward(ctx" in line)
+    assert _entry_line(mod._RMSNorm.apply, path) == forward - 1  # the @staticmethod line: inspect's def line
+    assert _entry_line(mod.rmsnorm, path) > forward
+    assert _entry_line(importlib.util.find_spec, path) == 0  # code outside the audited file: no line of it
+
+
+SYNC_FLAG = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def copy(x, pos, check_bounds: bool = False):
+    if check_bounds:
+        assert pos[0].item() <= x.numel()
+    y = torch.empty_like(x)
+    copy_kernel[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+    return y
+
+
+def step(x, pos):
+    return copy(x, pos)
+'''
+
+
+def test_a_sync_under_a_flag_that_defaults_off_is_a_verify_note_unless_a_call_turns_it_on() -> None:
+    """megatron's tensor_merge reads pos_on_device[0].item() only under `if check_bounds:` (default False, every caller
+    passes False): two false host_sync P1s on held_out_11."""
+    from pytorch_to_triton.audit import audit_source
+
+    f = next(f for f in audit_source(SYNC_FLAG, "k.py").findings if f.id == "host_sync")
+    assert f.severity == "P2" and "check_bounds" in f.why, f
+    on = SYNC_FLAG.replace("return copy(x, pos)", "return copy(x, pos, check_bounds=True)")
+    assert next(f for f in audit_source(on, "k.py").findings if f.id == "host_sync").severity == "P1"
+
+
+def test_an_autotune_key_is_not_asked_to_hold_a_stride() -> None:
+    """megatron's MLA rope masks heads with `x_off < head_num * stride_x_nheads`: head_num is keyed, the stride that
+    scales it is no extent (four false autotune_key P1s on held_out_11). An unkeyed extent is still reported."""
+    from pytorch_to_triton.audit import audit_source
+
+    src = '''import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_H": 1}), triton.Config({"BLOCK_H": 4})], key=["head_num"])
+@triton.jit
+def rope_kernel(q_ptr, head_num, stride_h, n_cols, BLOCK_H: tl.constexpr, BLOCK_C: tl.constexpr):
+    h = tl.arange(0, BLOCK_H)[:, None] * stride_h
+    c = tl.arange(0, BLOCK_C)[None, :]
+    m = (h < head_num * stride_h) & (c < n_cols)
+    tl.store(q_ptr + h + c, tl.load(q_ptr + h + c, mask=m) * 2, mask=m)
+'''
+    rep = audit_source(src, "k.py")
+    assert not [f for f in rep.findings if f.id == "autotune_key" and "stride" in f.why], rep.findings
+    unkeyed = src.replace('key=["head_num"]', 'key=["n_cols"]')
+    assert any(f.id == "autotune_key" and "head_num" in f.why for f in audit_source(unkeyed, "k.py").findings)

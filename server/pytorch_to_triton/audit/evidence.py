@@ -172,6 +172,11 @@ def _aside_notes(report: AuditReport, probes: list[dict[str, Any]], repro: Repro
                    "its callers usually pass it dense (a Parameter, a fresh allocation): if they can pass a view, "
                    "assert its contiguity in the entry or pass its strides",
                    "assert w.is_contiguous() in the entry (a clear error), or pass its strides to the kernel"),
+        "tf32": ("verify: the fp32 result differs from the reference at TF32 precision, and agrees once the kernel's "
+                 "fp32 tl.dot runs in IEEE (TRITON_F32_DEFAULT=ieee): TF32 is Triton's default for fp32 dots; if "
+                 "callers need fp32 accuracy (it replaces an IEEE matmul), pass input_precision=\"ieee\" (about half "
+                 "the dot throughput on an H200); for bf16/fp16 inputs it changes nothing",
+                 'tl.dot(a, b, input_precision="ieee") where fp32 accuracy is the contract'),
         "lastdim": ("verify: right for any row stride, wrong when the last dimension itself is strided (a transposed "
                     "view): the kernel assumes a unit last-dim stride, Triton's usual contract; if callers can pass "
                     "such a view, assert x.stride(-1) == 1 in the entry or call .contiguous()",

@@ -154,7 +154,57 @@ def _nn_modules(ctx: AuditContext) -> dict[str, set[str]]:
     return out
 
 
+def _off_by_default(ctx: AuditContext, fn: HostFunc) -> dict[int, str]:
+    """id(node) -> flag, for the nodes under `if flag:` where `flag` is a parameter of fn that defaults to False or
+    None, that no call in the file passes (by keyword or position) with another value, and whose block only
+    validates (asserts): debug paths such as megatron's check_bounds, off unless a caller asks (issue 26,
+    held_out_11)."""
+    args = fn.node.args
+    pos = [a.arg for a in args.posonlyargs + args.args]
+    defaults = dict(zip(pos[len(pos) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    off = {n for n, d in defaults.items() if isinstance(d, ast.Constant) and d.value in (False, None)}
+    name = fn.qualname.rsplit(".", 1)[-1]
+    for call in ast.walk(ctx.model.tree):
+        if not isinstance(call, ast.Call) or not off:
+            continue
+        callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+        if callee != name:
+            continue
+        for k in call.keywords:
+            if k.arg in off and not (isinstance(k.value, ast.Constant) and k.value.value in (False, None)):
+                off.discard(k.arg)
+        for i, a in enumerate(call.args):
+            if i < len(pos) and pos[i] in off and not (isinstance(a, ast.Constant) and a.value in (False, None)):
+                off.discard(pos[i])
+    out: dict[int, str] = {}
+    for node in walk_local(fn.node):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id in off and \
+                _only_checks(node.body):
+            for stmt in node.body:
+                for sub in ast.walk(stmt):
+                    out[id(sub)] = node.test.id
+    return out
+
+
+def _only_checks(body: list[ast.stmt]) -> bool:
+    """A block that only validates (asserts or raises, and the assignments and loops that feed them): a debug path,
+    not one that computes the result (colossalai's `if is_prompts:` sizes its output: no check block)."""
+    def ok(st: ast.stmt) -> bool:
+        if isinstance(st, (ast.Assert, ast.Raise, ast.Assign, ast.AnnAssign, ast.Pass)):
+            return True
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            return True
+        if isinstance(st, (ast.For, ast.If)):
+            return all(ok(s) for s in st.body + st.orelse)
+        return False
+
+    checks = any(isinstance(n, (ast.Assert, ast.Raise)) for st in body for n in ast.walk(st))
+    return checks and all(ok(st) for st in body)
+
+
 def _host_sync(ctx: AuditContext, fn: HostFunc) -> None:
+    guarded = _off_by_default(ctx, fn)
     for node in walk_local(fn.node):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
@@ -165,9 +215,12 @@ def _host_sync(ctx: AuditContext, fn: HostFunc) -> None:
             if s == "synchronize" and not (name.startswith("torch.cuda") or not _receiver_is_module(ctx, node.func)):
                 continue
             call = f"{name}()" if s == "synchronize" else f".{s}()"
+            flag = guarded.get(id(node))
             ctx.add("host_sync", node, fn.qualname,
                     why=f"{call} in the forward path blocks the host until the GPU has finished: the launch queue "
-                        "drains on every call, and CUDA graphs cannot capture it")
+                        "drains on every call, and CUDA graphs cannot capture it",
+                    verify=(f"only under `if {flag}:`, a parameter that defaults to off and that no call in this file "
+                            "turns on: a cost only for callers that pass it" if flag else ""))
 
 
 def _cache_decorators(ctx: AuditContext, fn: HostFunc) -> None:

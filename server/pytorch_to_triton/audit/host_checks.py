@@ -627,7 +627,9 @@ def _autotune_key(ctx: AuditContext, facts: KernelFacts) -> None:
         return  # a pruning function already ties the configs to the key arguments
     missing: set[str] = set()
     for t in _tuned(ctx.model, k):
-        dims = facts.trace.tiled.get(t, set()) - k.no_specialize  # do_not_specialize: left out on purpose
+        # do_not_specialize: left out on purpose; a stride is no extent (megatron's `x_off < head_num * stride`:
+        # the configs depend on head_num, keyed, not on the stride that scales it)
+        dims = {d for d in facts.trace.tiled.get(t, set()) - k.no_specialize if "stride" not in d.lower()}
         if dims and not dims & set(key):
             missing |= dims
     if missing:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -683,10 +684,42 @@ class Prober:
             return
         rtol, atol = tolerance_for(self.dtype, self.tolerances)
         diff = _mismatch(outs, ref.outputs, rtol, atol)
+        if diff and self.dtype == torch.float32 and not self.fp8_out:
+            again = self._ieee_dots(lambda: self.call(x))
+            if again is not None and again.outputs is not None and \
+                    not _mismatch(again.outputs, ref.outputs, rtol, atol):
+                p.aside.append({"kind": "tf32", "variant": label, "what": "differs from the reference", "detail":
+                                f"{diff}; with the fp32 tl.dot in IEEE (TRITON_F32_DEFAULT=ieee) the outputs agree: "
+                                "the difference is TF32's, Triton's default precision for fp32 dots"})
+                return
         if diff:
             fp8 = self.device != "cuda" and self.fp8_out
             self.fail(p, label, "differs from the reference", detail=diff, judged_by="reference",
                       **({"interpreter_fp8": True} if fp8 else {}))
+
+    def _ieee_dots(self, run: Callable[[], Outcome]) -> Outcome | None:
+        """run() again with every fp32 tl.dot in IEEE precision (Triton's TRITON_F32_DEFAULT, read where tl.dot
+        resolves its default; on a GPU the entry module's kernels are compiled again for it); None when this Triton
+        has no such switch."""
+        try:
+            from triton import knobs
+        except ImportError:
+            return None
+        old = os.environ.get("TRITON_F32_DEFAULT")
+        os.environ["TRITON_F32_DEFAULT"] = "ieee"
+        try:
+            if getattr(getattr(knobs, "language", None), "fp32_default", None) != "ieee":
+                return None
+            if self.device == "cuda" and not _forget_compiled(self.entry):
+                return None
+            return run()
+        finally:
+            if old is None:
+                os.environ.pop("TRITON_F32_DEFAULT", None)
+            else:
+                os.environ["TRITON_F32_DEFAULT"] = old
+            if self.device == "cuda":
+                _forget_compiled(self.entry)
 
     def _grad(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
         """An entry whose outputs come from an autograd Function has a backward of its own, which no forward probe
@@ -787,6 +820,47 @@ class Prober:
                 BOUNDS.active, POISON.active = False, False
 
 
+def _entry_module(entry: Any) -> Any:
+    """The module an entry was defined in (an autograd Function's `apply`: its class's)."""
+    owner = getattr(entry, "__self__", None)
+    name = owner.__module__ if isinstance(owner, type) else getattr(inspect.unwrap(entry), "__module__", None)
+    return sys.modules.get(name or "")
+
+
+def _forget_compiled(entry: Any) -> bool:
+    """Drop the compiled kernels that the @triton.jit functions of the entry's module keep in memory (through an
+    autotuner's or heuristics' .fn), so the next launch compiles again under the current settings; False when this
+    Triton keeps them elsewhere (no `device_caches`)."""
+    mod = _entry_module(entry)
+    found = False
+    for obj in list(vars(mod).values()) if mod is not None else []:
+        for _ in range(6):
+            caches = getattr(obj, "device_caches", None)
+            if isinstance(caches, dict):
+                caches.clear()
+                found = True
+                break
+            obj = getattr(obj, "fn", None)
+            if obj is None:
+                break
+    return found
+
+
+def _entry_line(entry: Any, target: Path) -> int:
+    """The def line of the entry in the audited file (an autograd Function's `apply`: its `forward`); 0 when the
+    entry's code is not in that file (torch's own Function.apply lives in torch)."""
+    owner = getattr(entry, "__self__", None)
+    obj = owner.forward if isinstance(owner, type) and issubclass(owner, torch.autograd.Function) else entry
+    try:
+        obj = inspect.unwrap(obj)
+        src = inspect.getsourcefile(obj)
+        if src is None or Path(src).resolve() != target.resolve():
+            return 0
+        return inspect.getsourcelines(obj)[1]
+    except (OSError, TypeError):
+        return 0
+
+
 def _custom_backward(node: Any, limit: int = 64) -> bool:
     """An autograd graph that reaches an autograd Function's backward (a kernel of the file's own) within `limit`
     nodes of the output: a view or cast after `Function.apply` still counts."""
@@ -883,10 +957,7 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     safety = ("the interpreter's bounds check (every load/store inside its launch's tensors)" if bounds else
               "out-of-bounds accesses show as CUDA errors only when they leave the allocation (no compute-sanitizer "
               "here); poisoned guard bytes catch the rest as non-finite outputs")
-    try:
-        entry_line = inspect.getsourcelines(inspect.unwrap(fn))[1]
-    except (OSError, TypeError):
-        entry_line = 0
+    entry_line = _entry_line(fn, target)
     name = getattr(fn, "__qualname__", None) if kb is not None else getattr(fn, "__name__", None)
     return {"probes": [p.as_dict() for p in probes], "entry": name or str(fn), "entry_line": entry_line,
             "launched": launched, "constexpr_values": constexprs, "constexpr_values_batch": batch,
