@@ -239,6 +239,7 @@ LATER_BATCHES = [
     ("held_out_10", 4, "gptqmodel, stanford-stk", 1, 1, 1),
     ("held_out_11", 4, "megatron-core", 1, 4, 1),
     ("held_out_12", 3, "lightning-attn, xformers", 2, 4, 2),
+    ("held_out_14", 3, "flash-attn-triton, lmcache, torchtitan", 1, 3, 1),
 ]
 
 
