@@ -32,7 +32,8 @@ SEVERE = ("P0", "P1")
 HELD_OUT = ("bitsandbytes", "deepspeed", "lightning_thunder", "sglang", "lmdeploy", "vllm", "axolotl", "mamba_ssm",
             "flag_gems", "megablocks", "trl", "lightllm", "verl", "auto_round", "flash_attn", "sageattention",
             "ring_flash_attn", "nvidia_modelopt", "colossalai", "autoawq", "aqlm", "gptqmodel", "stanford_stk",
-            "megatron_core", "lightning_attn", "xformers", "xtuner", "fastvideo")
+            "megatron_core", "lightning_attn", "xformers", "xtuner", "fastvideo", "flash_attn_triton",
+            "lmcache", "torchtitan")
 
 
 def held_out(rel: str) -> bool:
