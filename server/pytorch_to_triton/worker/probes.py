@@ -210,6 +210,7 @@ class Prober:
         self.fp8_out = False  # the entry returned a float8 tensor (set by call)
         self.batch_constexprs: dict[str, dict[str, set[Any]]] | None = None  # set after the rows probe
         self._ref_full: Outcome | None = None  # the reference on the example's whole batch (rows probe)
+        self._ref_example_nonfinite: bool | None = None  # the reference's own NaN/inf on the example call
         self.tolerances: dict[str, Any] = {}  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
         self.kb: Any = None  # probe_kb.KernelBenchHarness: sizes are a KernelBench problem's constants
         self.not_for: dict[str, str] = {}  # probe -> why it means nothing for this kind of task (said as is)
@@ -581,11 +582,21 @@ class Prober:
             p.ran.append(label)
             p.notes.append(f"{label}: the reference refuses it too ({type(ref.error).__name__})")
             return True
-        if _nonfinite(ref.outputs or []):
+        if _nonfinite(ref.outputs or []) and not self._reference_nonfinite_at_example():
             p.ran.append(label)
             p.notes.append(f"{label}: the reference is non-finite too")
             return True
         return False
+
+    def _reference_nonfinite_at_example(self) -> bool:
+        """The reference gives NaN/inf on the example call itself (lmcache's -inf lse for a query block with no key
+        block): then NaN/inf from it says nothing about an input being degenerate, and cannot excuse a crash."""
+        if self._ref_example_nonfinite is None:
+            x = self.inputs()
+            ref = self.call(x, fn=self.reference) if self.reference is not None else Outcome(outputs=[])
+            self._ref_example_nonfinite = bool(ref.outputs is not None and _finite_inputs(x)
+                                               and _nonfinite(ref.outputs))
+        return self._ref_example_nonfinite
 
     def _sentinel(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
         try:
