@@ -9,7 +9,8 @@
 #   PART=sandbox  issue 30: sandbox_gpu_probe.py (the worker's CUDA-first order, libcuda pinned, torch.compile
 #                 confined), then with P2T_SANDBOX=1 the hostile corpus + cost (sandbox_cost.py), the fault suite
 #                 and the KernelBench-form corpus verdicts
-#   PART=audit    issue 26: every held-out audit batch and the tuned fixtures on CUDA (--check-repro), the H200 column
+#   PART=audit    issue 26: every held-out audit batch and the tuned fixtures on CUDA (--check-repro), the H200 column;
+#                 AUDIT_SETS="held_out_9 held_out_10 ..." runs a subset (a second call for the sets the first left)
 #   PART=trial    issue 29: score_trial.py on benchmarks/trials/2026-12-04 (independent KernelBench-style scoring
 #                 + the tool's own validate/bench), estimate_vs_gpu.py; issue 28: latency.py (with
 #                 bare_worker_release) and the first call with torch._dynamo deferred
@@ -51,7 +52,7 @@ case "${PART:-perf}" in
     run gpu_suite 150 python3 benchmarks/gpu_suite.py --no-bench --budget 130 --redo ;;
   audit)  # one process per set: a set that runs out of time loses only its own figures
     start=$SECONDS
-    for set in $(python3 -c "import json; print(' '.join(sorted({v['set'] for v in json.load(open('tests/audit_public_corpus/probe_labels.json'))['files'].values()})))"); do
+    for set in ${AUDIT_SETS:-$(python3 -c "import json; print(' '.join(sorted({v['set'] for v in json.load(open('tests/audit_public_corpus/probe_labels.json'))['files'].values()})))")}; do
       [ $((SECONDS - start)) -gt 470 ] && { echo "audit_$set: not run (time)"; continue; }
       TAIL=12 run "audit_$set" 90 python3 benchmarks/audit_probe_precision.py --check-repro --only "$set" \
         --json "$OUT/x/audit_$set.json"
