@@ -105,6 +105,21 @@ def batch_size(inputs: list[Any]) -> int | None:
     return None
 
 
+def indexes_rows(inputs: list[Any], b: int | None) -> int | None:
+    """The index of an integer input that the rows probe would not slice (its first dim is not the batch) whose
+    values reach the batch size: offsets of a jagged batch (last value = the number of rows) or row indices; None
+    when there is none. A prefix of the rows would leave it pointing past them (fbgemm's jagged ops)."""
+    if b is None or b < 2:
+        return None
+    for i, t in enumerate(inputs):
+        if isinstance(t, torch.Tensor) and not t.is_floating_point() and t.dtype != torch.bool and t.numel() and \
+                (t.dim() == 0 or t.shape[0] != b):
+            top = int(t.max())
+            if b // 2 <= top <= b:
+                return i
+    return None
+
+
 def row_prefixes(inputs: list[Any]) -> dict[str, tuple[int, list[Any]]]:
     """label -> (k, inputs with only the first k rows of every tensor whose first dimension is the batch)."""
     b = batch_size(inputs)

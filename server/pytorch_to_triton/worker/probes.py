@@ -79,6 +79,17 @@ def refused(e: BaseException | None) -> bool:
     return not (frames and _in_triton(frames[-1].filename))
 
 
+def missing_op(e: BaseException | None) -> bool:
+    """A torch.ops lookup that failed: an operator of a compiled extension the worker never loaded (fbgemm's
+    `torch.ops.fbgemm.jagged_softmax` without `import fbgemm_gpu`), a gap of this environment, not of the kernels."""
+    import traceback
+
+    if not isinstance(e, (AttributeError, RuntimeError)) or e.__traceback__ is None:
+        return False
+    frames = traceback.extract_tb(e.__traceback__)
+    return bool(frames) and frames[-1].filename.replace("\\", "/").endswith("torch/_ops.py")
+
+
 def _in_triton(filename: str) -> bool:
     import triton
 
@@ -266,6 +277,10 @@ class Prober:
     def judge(self, p: Probe, label: str, inputs: list[Any], got: Outcome, refusal_ok: bool = False) -> bool:
         """The safety rules every variant obeys; True when the call produced outputs worth comparing."""
         p.ran.append(label)
+        if got.error is not None and missing_op(got.error):
+            p.notes.append(f"{label}: not judged: it calls a compiled operator this environment does not load "
+                           f"({str(got.error)[:160]}), not the file's kernels")
+            return False
         if got.error is not None:
             if refusal_ok and refused(got.error) and not got.oob:
                 p.notes.append(f"{label}: refused ({type(got.error).__name__}: {str(got.error)[:120]})")
@@ -481,6 +496,11 @@ class Prober:
                 p.not_run = why
                 return
             p.notes.append(f"the batch is {key}: the first k rows are the problem at {key}=k")
+        indexing = pi.indexes_rows(x, b)
+        if indexing is not None:
+            p.not_run = (f"integer input {indexing} holds values up to the batch size {b} (offsets or indices into the "
+                         "rows, a jagged batch): the first k rows are not a smaller problem unless it changes too")
+            return
         for label, (k, variant) in pi.row_prefixes(x).items():
             if not self.wanted("rows", label) or self.out_of_time(p):
                 continue
@@ -698,6 +718,10 @@ class Prober:
             return
         got = self.call(x[:required])
         p.ran.append(label)
+        if got.error is not None and missing_op(got.error):
+            p.notes.append(f"{label}: the default path calls a compiled operator this environment does not load "
+                           f"({str(got.error)[:160]}): not the file's kernels, not judged")
+            return
         if got.error is not None and not refused(got.error):
             self.fail(p, label, "crash on the entry's own defaults", got.error)
         elif got.error is None and _finite_inputs(x) and _nonfinite(got.outputs or []):
@@ -759,40 +783,45 @@ class Prober:
     def _grad(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
         """An entry whose outputs come from an autograd Function has a backward of its own, which no forward probe
         runs (a layernorm backward that ignores normalized_shape, issue 26): its gradients against the reference's,
-        for the same random output gradients. Only a nonzero gradient that differs is a failure; a gradient the
-        entry does not give (None) or gives as zeros is a note (an input it is not meant to train, a cos cache)."""
+        for the same output gradients: random ones, and those of `out.sum()` (autograd hands the backward an
+        expanded, stride-0 tensor: fbgemm's jagged multiply read it as dense). Only a nonzero gradient that differs
+        is a failure; a gradient the entry does not give (None) or gives as zeros is a note (an input it is not meant
+        to train, a cos cache)."""
         if self.reference is None or self.task:
             p.not_run = ("run_validation compares against the task reference: its forward only" if self.task else
                          "the harness has no reference()")
             return
         floats = [i for i, t in enumerate(x) if isinstance(t, torch.Tensor) and t.is_floating_point()
                   and t.element_size() > 1 and t.numel()]
-        label = "gradients vs reference"
         if not floats:
             p.not_run = "no floating-point input to differentiate"
             return
-        if not self.wanted("grad", label):
-            return
-        cand = self._grads(x, floats, None)
-        if isinstance(cand, str):
-            p.not_run = cand
-            return
-        p.ran.append(label)
-        if isinstance(cand, BaseException):
-            if refused(cand) and not Outcome(error=cand).oob:
-                p.notes.append(f"{label}: the backward refused ({type(cand).__name__}: {str(cand)[:120]})")
-            else:
-                self.fail(p, label, "illegal memory access in the backward" if Outcome(error=cand).oob else
-                          "crash in the backward", cand)
-            return
-        wide = [t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in x]
-        ref = self._grads(wide, floats, self.reference, outs_used=cand[1])
-        if isinstance(ref, (str, BaseException)):
-            p.notes.append(f"the reference gives no gradient to compare with ({str(ref)[:160]})")
-            return
+        for label, expanded in (("gradients vs reference", False), ("gradients of out.sum() vs reference", True)):
+            if not self.wanted("grad", label) or self.out_of_time(p):
+                continue
+            cand = self._grads(x, floats, None, expanded=expanded)
+            if isinstance(cand, str):
+                p.not_run = cand
+                return
+            p.ran.append(label)
+            if isinstance(cand, BaseException):
+                if refused(cand) and not Outcome(error=cand).oob:
+                    p.notes.append(f"{label}: the backward refused ({type(cand).__name__}: {str(cand)[:120]})")
+                else:
+                    self.fail(p, label, "illegal memory access in the backward" if Outcome(error=cand).oob else
+                              "crash in the backward", cand)
+                continue
+            wide = [t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in x]
+            ref = self._grads(wide, floats, self.reference, outs_used=cand[1], expanded=expanded)
+            if isinstance(ref, (str, BaseException)):
+                p.notes.append(f"{label}: the reference gives no gradient to compare with ({str(ref)[:160]})")
+                continue
+            self._grad_compare(p, label, floats, cand[0], ref[0])
+
+    def _grad_compare(self, p: Probe, label: str, floats: list[int], cand: list[Any], ref: list[Any]) -> None:
         rtol, atol = tolerance_for(self.dtype, self.tolerances)
         bad, notes = [], []
-        for i, (g, r) in enumerate(zip(cand[0], ref[0], strict=True)):
+        for i, (g, r) in enumerate(zip(cand, ref, strict=True)):
             if g is None or r is None:
                 if r is not None and g is None:
                     notes.append(f"input {floats[i]}: the entry gives no gradient, the reference does")
@@ -816,7 +845,7 @@ class Prober:
                       judged_by="reference")
 
     def _grads(self, x: list[Any], floats: list[int], fn: Callable[..., Any] | None,
-               outs_used: list[int] | None = None) -> Any:
+               outs_used: list[int] | None = None, expanded: bool = False) -> Any:
         """(gradients of x[floats], the outputs differentiated) for fixed random output gradients; an exception of
         the call or its backward; or a string saying why there is nothing to differentiate."""
         leaves = {i: x[i].detach().clone().requires_grad_(True) for i in floats}
@@ -841,7 +870,8 @@ class Prober:
                 if not used:
                     return "its outputs do not require grad"
                 gen = torch.Generator().manual_seed(1234)
-                gos = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t.device, t.dtype) for t in used]
+                gos = [torch.ones((), device=t.device, dtype=t.dtype).expand(t.shape) if expanded else
+                       torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t.device, t.dtype) for t in used]
                 grads = torch.autograd.grad(used, [leaves[i] for i in floats], gos, allow_unused=True)
             if self.device == "cuda":
                 torch.cuda.synchronize()
