@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from pytorch_to_triton.audit import AuditReport, Finding
 from pytorch_to_triton.audit.audit_table import parse_audit
@@ -27,7 +28,8 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "block_scale.py": "harness_block_scale.py", "rows_stride_lastdim.py": "harness_scale_rows.py",
            "rmsnorm_grad_good.py": "harness_rmsnorm_grad.py", "rmsnorm_grad_bad.py": "harness_rmsnorm_grad.py",
            "linear_dense_weight.py": "harness_linear.py", "linear_checks_weight.py": "harness_linear.py",
-           "matmul_tf32.py": "harness_matmul.py", "arange_headdim.py": "harness_heads.py"}
+           "matmul_tf32.py": "harness_matmul.py", "arange_headdim.py": "harness_heads.py",
+           "jagged_center.py": "harness_jagged.py", "scale_grad_dense.py": "harness_scale.py"}
 
 
 def _label(name: str) -> list[str]:
@@ -740,3 +742,19 @@ def rope_kernel(q_ptr, head_num, stride_h, n_cols, BLOCK_H: tl.constexpr, BLOCK_
     assert not [f for f in rep.findings if f.id == "autotune_key" and "stride" in f.why], rep.findings
     unkeyed = src.replace('key=["head_num"]', 'key=["n_cols"]')
     assert any(f.id == "autotune_key" and "head_num" in f.why for f in audit_source(unkeyed, "k.py").findings)
+
+
+def test_a_jagged_batch_gets_no_rows_probe_and_a_missing_compiled_op_is_no_crash(service) -> None:  # noqa: ANN001
+    """fbgemm's jagged ops (held_out_15): a prefix of the value rows with the offsets left whole points past the
+    values (two false P0s), and their default path calls torch.ops.fbgemm, which the worker never loads (two more)."""
+    rep = service.audit(path=f"{REL}/jagged_center.py", harness=f"{REL}/harness_jagged.py", compile=False)
+    assert rep.counts["P0"] == 0, rep.markdown
+    rows = next(p for p in rep.probes if p["name"] == "rows")
+    assert "jagged" in rows["not_run"] and not rows["ran"], rows
+    from pytorch_to_triton.worker.probes import missing_op
+
+    try:
+        torch.ops.p2t_no_such_extension.jagged_softmax  # noqa: B018 - the lookup is the test
+    except (AttributeError, RuntimeError) as e:
+        assert missing_op(e)
+    assert not missing_op(AttributeError("'NoneType' object has no attribute 'shape'"))
