@@ -245,6 +245,7 @@ LATER_BATCHES = [
     ("held_out_14", 3, "flash-attn-triton, lmcache, torchtitan", 2, 3, 2),
     ("held_out_15", 4, "fbgemm-gpu", 1, 2, 1),
     ("held_out_16", 3, "flashinfer", 1, 2, 1),
+    ("held_out_17", 1, "flash-kmeans", 0, 2, 0),
 ]
 
 
