@@ -29,7 +29,8 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "rmsnorm_grad_good.py": "harness_rmsnorm_grad.py", "rmsnorm_grad_bad.py": "harness_rmsnorm_grad.py",
            "linear_dense_weight.py": "harness_linear.py", "linear_checks_weight.py": "harness_linear.py",
            "matmul_tf32.py": "harness_matmul.py", "arange_headdim.py": "harness_heads.py",
-           "jagged_center.py": "harness_jagged.py", "scale_grad_dense.py": "harness_scale.py"}
+           "jagged_center.py": "harness_jagged.py", "scale_grad_dense.py": "harness_scale.py",
+           "half_out.py": "harness_half.py"}
 
 
 def _label(name: str) -> list[str]:
