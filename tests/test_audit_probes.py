@@ -30,7 +30,7 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "linear_dense_weight.py": "harness_linear.py", "linear_checks_weight.py": "harness_linear.py",
            "matmul_tf32.py": "harness_matmul.py", "arange_headdim.py": "harness_heads.py",
            "jagged_center.py": "harness_jagged.py", "scale_grad_dense.py": "harness_scale.py",
-           "half_out.py": "harness_half.py"}
+           "half_out.py": "harness_half.py", "sync_paths.py": "harness_sync.py"}
 
 
 def _label(name: str) -> list[str]:
@@ -761,3 +761,15 @@ def test_a_jagged_batch_gets_no_rows_probe_and_a_missing_compiled_op_is_no_crash
     except (AttributeError, RuntimeError) as e:
         assert missing_op(e)
     assert not missing_op(AttributeError("'NoneType' object has no attribute 'shape'"))
+
+
+def test_a_sync_the_example_never_ran_is_a_verify_note_and_one_it_ran_stays_p1(service) -> None:  # noqa: ANN001
+    """unsloth-zoo's one-time self-checks (held_out_18): seven false host_sync P1s on lines no call of the entry ran.
+    The example call's host lines are recorded; a static sync off them is P2, one on them stays P1."""
+    rep = service.audit(path=f"{REL}/sync_paths.py", harness=f"{REL}/harness_sync.py", compile=False)
+    src = (FIX / "sync_paths.py").read_text().splitlines()
+    check = next(i for i, line in enumerate(src, 1) if "(x * 2).sum().item()" in line)
+    per_call = next(i for i, line in enumerate(src, 1) if "x.abs().sum().item()" in line)
+    syncs = {f.line: f for f in rep.findings if f.check == "host_sync"}
+    assert syncs[check].severity == "P2" and "did not run this line" in syncs[check].why, syncs
+    assert syncs[per_call].severity == "P1", syncs

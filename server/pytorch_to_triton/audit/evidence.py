@@ -145,6 +145,7 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
                                                         {k["name"] for k in report.kernels} or None))
     if probed is not None:
         _weigh_recompiles(report, probed)
+        _weigh_unrun_syncs(report, probed)
         _aside_notes(report, probes, repro)
     _accept(report, accept or [])
     report.finalize()
@@ -194,6 +195,28 @@ def _aside_notes(report: AuditReport, probes: list[dict[str, Any]], repro: Repro
                 id=f"probe_{p['name']}_{kind}", category="correctness", severity="P2", file=report.file, line=0,
                 evidence=f"{seen}; {first.get('detail', '')}"[:600], why=why, fix=fix,
                 reproducer=repro(p["name"], first["variant"]) if repro else "", probe=p["name"]))
+
+
+SYNC_CHECKS = ("host_sync", "device_assert_sync")
+
+
+def _weigh_unrun_syncs(report: AuditReport, probed: dict[str, Any]) -> None:
+    """A static host sync on a line the example call did not run (worker/probe_lines.py), while it passed, is not
+    shown to be on the entry's path: P2 "verify:" (unsloth-zoo's one-time self-checks behind a module-level
+    cache, a cuBLAS backend this machine does not pick: issue 26, held_out_18)."""
+    lines = set(probed.get("lines_run") or [])
+    example = next((p for p in probed.get("probes", []) if p.get("name") == "example"), None)
+    if not lines or example is None or example.get("failures") or example.get("not_run"):
+        return
+    for f in report.findings:
+        if f.id not in SYNC_CHECKS or f.severity != "P1" or not f.line:
+            continue
+        if any(n in lines for n in range(f.line - 2, f.line + 1)):
+            f.evidence = f"{f.evidence} | run by the example call of {probed.get('entry')}"[:600]
+            continue
+        f.severity = "P2"
+        f.why = (f"verify: the example call of {probed.get('entry')} did not run this line (its path does not reach "
+                 f"it: a branch, a one-time check, another backend); a cost only for calls that take it. {f.why}")
 
 
 def _weigh_recompiles(report: AuditReport, probed: dict[str, Any]) -> None:

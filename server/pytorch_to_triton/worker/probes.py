@@ -17,6 +17,7 @@ TARGET --harness H --only "PROBE: LABEL"` reruns that one variant and exits 1 wh
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import os
@@ -236,6 +237,7 @@ class Prober:
         self._ref_full: Outcome | None = None  # the reference on the example's whole batch (rows probe)
         self._ref_example_nonfinite: bool | None = None  # the reference's own NaN/inf on the example call
         self.out_dtypes: list[torch.dtype] = []  # the example's output dtypes (an fp16 output of an fp32 case)
+        self.lines: Any = None  # probe_lines.LineCoverage of the audited file, set by run_probes
         self.tolerances: dict[str, Any] = {}  # the harness's SKIP_PROBES: probe -> why the entry's contract rules it out
         self.kb: Any = None  # probe_kb.KernelBenchHarness: sizes are a KernelBench problem's constants
         self.not_for: dict[str, str] = {}  # probe -> why it means nothing for this kind of task (said as is)
@@ -349,7 +351,8 @@ class Prober:
             raise TaskError("inputs", f"the harness's make_inputs failed for shape {self.shape}: "
                             f"{type(e).__name__}: {e}", usage=True) from e
         else:
-            base = self.call(x)
+            with self.lines.watch() if self.lines is not None else contextlib.nullcontext():
+                base = self.call(x)  # the example's host lines (probe_lines.py): one traced call, not every probe's
         self.out_dtypes = base.dtypes or []
         if self.kb is not None:
             probes["example"].notes += [*self.kb.notes, f"parameters: {self.kb.parameters()}"]
@@ -1029,6 +1032,9 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
                     [target.resolve().parent, harness.resolve().parent], getattr(h_mod, "SKIP_PROBES", None), emit)
     if kb is not None:
         prober.kb, prober.not_for = kb, dict(NOT_FOR_KERNELBENCH)
+    from .probe_lines import LineCoverage, kernel_names
+
+    prober.lines = LineCoverage(target, kernel_names(_entry_module(fn)))
     if emit:
         emit("progress", message=f"probes of {getattr(fn, '__name__', 'entry')} at {shape}")
     from .runtime import RECORDER
@@ -1056,6 +1062,7 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     name = getattr(fn, "__qualname__", None) if kb is not None else getattr(fn, "__name__", None)
     return {"probes": [p.as_dict() for p in probes], "entry": name or str(fn), "entry_line": entry_line,
             "launched": launched, "constexpr_values": constexprs, "constexpr_values_batch": batch,
+            "lines_run": sorted(prober.lines.lines),
             "shape": list(shape) if isinstance(shape, tuple) else shape, "dtype": dtype,
             "device": rt.device, "safety": safety, "reference": ref is not None, "kernelbench": kb is not None}
 
