@@ -773,3 +773,17 @@ def test_a_sync_the_example_never_ran_is_a_verify_note_and_one_it_ran_stays_p1(s
     syncs = {f.line: f for f in rep.findings if f.check == "host_sync"}
     assert syncs[check].severity == "P2" and "did not run this line" in syncs[check].why, syncs
     assert syncs[per_call].severity == "P1", syncs
+
+
+def test_item_of_a_tensor_made_on_the_cpu_is_no_host_sync() -> None:
+    """protenix's dropout seed, `torch.randint(0, 2**31 - 1, (1,), device="cpu").item()`, waits on no GPU queue (a
+    false P1 on held_out_20); the same read of a device tensor is still one."""
+    from pytorch_to_triton.audit import audit_source
+
+    src = SYNC_FLAG.replace("    if check_bounds:\n        assert pos[0].item() <= x.numel()\n",
+                            "    seed = torch.randint(0, 2**31 - 1, (1,), device=\"cpu\")\n    s = seed.item()\n"
+                            "    t = torch.randint(0, 9, (1,), device=\"cpu\").item()\n")
+    assert "seed.item()" in src
+    assert not [f for f in audit_source(src, "k.py").findings if f.id == "host_sync"]
+    dev = src.replace('device="cpu")\n    s = seed', 'device=x.device)\n    s = seed')
+    assert [f.severity for f in audit_source(dev, "k.py").findings if f.id == "host_sync"] == ["P1"]

@@ -203,6 +203,24 @@ def _only_checks(body: list[ast.stmt]) -> bool:
     return checks and all(ok(st) for st in body)
 
 
+def _cpu_made(expr: ast.expr) -> bool:
+    """A call that makes a tensor on the CPU by name (`device="cpu"`): reading it back waits on no GPU queue."""
+    return isinstance(expr, ast.Call) and any(
+        k.arg == "device" and isinstance(k.value, ast.Constant) and k.value.value == "cpu" for k in expr.keywords)
+
+
+def _on_host(recv: ast.expr, fn: HostFunc) -> bool:
+    """The receiver of .item()/.tolist() is a CPU tensor made in this function (protenix's dropout seed,
+    `torch.randint(..., device="cpu").item()`: issue 26, held_out_20), directly or through one local name."""
+    if _cpu_made(recv):
+        return True
+    if not isinstance(recv, ast.Name):
+        return False
+    made = [n.value for n in walk_local(fn.node) if isinstance(n, ast.Assign) and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name) and n.targets[0].id == recv.id]
+    return bool(made) and all(_cpu_made(v) for v in made)
+
+
 def _host_sync(ctx: AuditContext, fn: HostFunc) -> None:
     guarded = _off_by_default(ctx, fn)
     for node in walk_local(fn.node):
@@ -213,6 +231,8 @@ def _host_sync(ctx: AuditContext, fn: HostFunc) -> None:
         to_cpu = s == "to" and any(isinstance(a, ast.Constant) and a.value == "cpu" for a in node.args)
         if (s in _SYNC_METHODS and not _receiver_is_module(ctx, node.func)) or s == "synchronize" or to_cpu:
             if s == "synchronize" and not (name.startswith("torch.cuda") or not _receiver_is_module(ctx, node.func)):
+                continue
+            if s in _SYNC_METHODS and _on_host(node.func.value, fn):
                 continue
             call = f"{name}()" if s == "synchronize" else f".{s}()"
             flag = guarded.get(id(node))
