@@ -33,7 +33,8 @@ HELD_OUT = ("bitsandbytes", "deepspeed", "lightning_thunder", "sglang", "lmdeplo
             "flag_gems", "megablocks", "trl", "lightllm", "verl", "auto_round", "flash_attn", "sageattention",
             "ring_flash_attn", "nvidia_modelopt", "colossalai", "autoawq", "aqlm", "gptqmodel", "stanford_stk",
             "megatron_core", "lightning_attn", "xformers", "xtuner", "fastvideo", "flash_attn_triton",
-            "lmcache", "torchtitan", "fbgemm_gpu", "flashinfer", "flash_kmeans", "unsloth_zoo", "protenix")
+            "lmcache", "torchtitan", "fbgemm_gpu", "flashinfer", "flash_kmeans", "unsloth_zoo", "protenix",
+            "fairchem_core")
 
 
 def held_out(rel: str) -> bool:

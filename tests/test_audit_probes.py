@@ -248,6 +248,7 @@ LATER_BATCHES = [
     ("held_out_16", 3, "flashinfer", 1, 2, 1),
     ("held_out_17", 1, "flash-kmeans", 0, 2, 0),
     ("held_out_18", 1, "unsloth-zoo", 0, 0, 0),  # its P0 (fp16 output at the float32 tolerance) and 8 P1s are false
+    ("held_out_19", 1, "fairchem-core", 1, 3, 1),  # kernels.py, its kernels, is a static-only corpus file
     ("held_out_20", 1, "protenix", 0, 0, 0),  # no P0; its one P1 (.item() of a CPU seed tensor) is false
 ]
 
@@ -588,6 +589,9 @@ def test_a_failure_raised_in_torchs_code_is_placed_on_the_entry_not_a_foreign_li
     assert _failure_finding("defaults", [rec], "k.py", None, entry_line=12, kernels={"k_kernel"}).line == 12
     inside = {**rec, "kernel_line": 30, "kernel_function": "k_kernel"}
     assert _failure_finding("defaults", [inside], "k.py", None, entry_line=12, kernels={"k_kernel"}).line == 30
+    # fairchem's fused_wigner.py launches kernels of kernels.py (held_out_19): line 1623 is that file's, not this one's
+    other = {**rec, "kernel_line": 1623, "kernel_function": "wigner_kernel", "file": "/x/kernels.py"}
+    assert _failure_finding("sizes", [other], "fused_wigner.py", None, entry_line=40, kernels=None).line == 40
 
 
 @pytest.mark.skipif(Path("/dev/nvidiactl").exists(), reason="a machine without CUDA only")

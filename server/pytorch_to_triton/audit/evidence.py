@@ -74,7 +74,8 @@ def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, r
     line = 0
     if first.get("file") is not None and _same_file(first, report_file):
         line = int(first.get("kernel_line") or first.get("line") or 0)
-    elif first.get("kernel_line") is not None and (kernels is None or first.get("kernel_function") in kernels):
+    elif first.get("file") is None and first.get("kernel_line") is not None and \
+            (kernels is None or first.get("kernel_function") in kernels):  # a kernel of another file: its own line
         line = int(first["kernel_line"])
     line = line or entry_line
     variants = "; ".join(f"{r['variant']}: {r['what']}" for r in recs[:4]) + (f" (+{len(recs) - 4})" if len(recs) > 4
