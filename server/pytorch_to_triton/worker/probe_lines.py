@@ -60,15 +60,21 @@ class LineCoverage:
             sys.settrace(None)
 
 
+def jit_chain(obj: Any, depth: int = 6) -> Iterator[Any]:
+    """obj, then what it wraps (an autotuner's or heuristics' .fn, down to the @triton.jit function and its Python
+    function)."""
+    for _ in range(depth):
+        if obj is None:
+            return
+        yield obj
+        obj = getattr(obj, "fn", None)
+
+
 def kernel_names(module: Any) -> set[str]:
     """Names of the @triton.jit functions of a module (through an autotuner's or heuristics' .fn)."""
     out: set[str] = set()
     for name, obj in list(vars(module).items()) if module is not None else []:
-        for _ in range(6):
-            if hasattr(obj, "arg_names") and hasattr(obj, "fn"):  # a JITFunction (or the interpreter's)
-                out.add(getattr(obj.fn, "__name__", name))
-                break
-            obj = getattr(obj, "fn", None)
-            if obj is None:
-                break
+        jit = next((o for o in jit_chain(obj) if hasattr(o, "arg_names") and hasattr(o, "fn")), None)
+        if jit is not None:  # a JITFunction (or the interpreter's)
+            out.add(getattr(jit.fn, "__name__", name))
     return out

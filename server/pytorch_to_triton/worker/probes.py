@@ -74,21 +74,24 @@ def refused(e: BaseException | None) -> bool:
     lmcache's block-sparse attention at a head dim of 96)."""
     if not isinstance(e, REFUSALS):
         return False
-    import traceback
-
-    frames = traceback.extract_tb(e.__traceback__) if e.__traceback__ is not None else []
-    return not (frames and _in_triton(frames[-1].filename))
+    where = _raised_in(e)
+    return not (where and _in_triton(where))
 
 
 def missing_op(e: BaseException | None) -> bool:
     """A torch.ops lookup that failed: an operator of a compiled extension the worker never loaded (fbgemm's
     `torch.ops.fbgemm.jagged_softmax` without `import fbgemm_gpu`), a gap of this environment, not of the kernels."""
+    if not isinstance(e, (AttributeError, RuntimeError)):
+        return False
+    return _raised_in(e).replace("\\", "/").endswith("torch/_ops.py")
+
+
+def _raised_in(e: BaseException) -> str:
+    """The file of the innermost frame an exception was raised in ('' without a traceback)."""
     import traceback
 
-    if not isinstance(e, (AttributeError, RuntimeError)) or e.__traceback__ is None:
-        return False
-    frames = traceback.extract_tb(e.__traceback__)
-    return bool(frames) and frames[-1].filename.replace("\\", "/").endswith("torch/_ops.py")
+    frames = traceback.extract_tb(e.__traceback__) if e.__traceback__ is not None else []
+    return frames[-1].filename if frames else ""
 
 
 def _in_triton(filename: str) -> bool:
@@ -778,13 +781,13 @@ class Prober:
         """(rtol, atol) per output: the coarser of the case dtype's and the output's own dtype's (the harness's
         TOLERANCES first): an fp16 output of a float32 case is judged at fp16 precision (held_out_18: unsloth-zoo's
         grouped GEMM returns x's fp16 rounded to within half an ulp, and failed the fp32 tolerance)."""
+        return [self.tolerance(self.out_dtypes[i] if i < len(self.out_dtypes) else self.dtype) for i in range(n)]
+
+    def tolerance(self, dtype: torch.dtype) -> tuple[float, float]:
+        """(rtol, atol) for a tensor of `dtype`: the coarser of the case dtype's and its own."""
         case = tolerance_for(self.dtype, self.tolerances)
-        out = []
-        for i in range(n):
-            dt = self.out_dtypes[i] if i < len(self.out_dtypes) else self.dtype
-            own = tolerance_for(dt, self.tolerances) if dt.is_floating_point else case
-            out.append((max(case[0], own[0]), max(case[1], own[1])))
-        return out
+        own = tolerance_for(dtype, self.tolerances) if dtype.is_floating_point else case
+        return max(case[0], own[0]), max(case[1], own[1])
 
     def _ieee_dots(self, run: Callable[[], Outcome]) -> Outcome | None:
         """run() again with every fp32 tl.dot in IEEE precision (Triton's TRITON_F32_DEFAULT, read where tl.dot
@@ -850,11 +853,9 @@ class Prober:
 
     def _grad_compare(self, p: Probe, label: str, floats: list[int], cand: list[Any], ref: list[Any],
                       dtypes: list[torch.dtype]) -> None:
-        case = tolerance_for(self.dtype, self.tolerances)
         bad, notes = [], []
         for i, (g, r) in enumerate(zip(cand, ref, strict=True)):
-            own = tolerance_for(dtypes[i], self.tolerances)  # a gradient has its input's dtype
-            rtol, atol = max(case[0], own[0]), max(case[1], own[1])
+            rtol, atol = self.tolerance(dtypes[i])  # a gradient has its input's dtype
             if g is None or r is None:
                 if r is not None and g is None:
                     notes.append(f"input {floats[i]}: the entry gives no gradient, the reference does")
@@ -879,8 +880,9 @@ class Prober:
 
     def _grads(self, x: list[Any], floats: list[int], fn: Callable[..., Any] | None,
                outs_used: list[int] | None = None, expanded: bool = False) -> Any:
-        """(gradients of x[floats], the outputs differentiated) for fixed random output gradients; an exception of
-        the call or its backward; or a string saying why there is nothing to differentiate."""
+        """(gradients of x[floats], the outputs differentiated) for fixed random output gradients (or, `expanded`,
+        those of out.sum()); an exception of the call or its backward; or a string saying why there is nothing to
+        differentiate."""
         leaves = {i: x[i].detach().clone().requires_grad_(True) for i in floats}
         args = [leaves.get(i, a.clone() if isinstance(a, torch.Tensor) else a) for i, a in enumerate(x)]
         cand = fn is None
@@ -929,18 +931,15 @@ def _forget_compiled(entry: Any) -> bool:
     """Drop the compiled kernels that the @triton.jit functions of the entry's module keep in memory (through an
     autotuner's or heuristics' .fn), so the next launch compiles again under the current settings; False when this
     Triton keeps them elsewhere (no `device_caches`)."""
+    from .probe_lines import jit_chain
+
     mod = _entry_module(entry)
     found = False
     for obj in list(vars(mod).values()) if mod is not None else []:
-        for _ in range(6):
-            caches = getattr(obj, "device_caches", None)
-            if isinstance(caches, dict):
-                caches.clear()
-                found = True
-                break
-            obj = getattr(obj, "fn", None)
-            if obj is None:
-                break
+        caches = next((c for o in jit_chain(obj) if isinstance(c := getattr(o, "device_caches", None), dict)), None)
+        if caches is not None:
+            caches.clear()
+            found = True
     return found
 
 
