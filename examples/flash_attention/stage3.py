@@ -18,6 +18,7 @@ Assumes D (head_dim) is a power of 2 in [16, 256]: tl.dot needs tile sides >= 16
 
 import math
 import os
+from typing import NamedTuple
 
 import torch
 import triton
@@ -27,13 +28,13 @@ import triton.language as tl
 # fp32.
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 LOG2E = 1.4426950408889634
-# Largest block side any config uses: S % MAX_BLOCK == 0 lets every kernel drop its sequence-bound masks.
+# Largest block side of the autotuned lists: S % MAX_BLOCK == 0 lets every kernel drop its sequence-bound masks
+# (an explicit plan uses its own blocks, see _even).
 MAX_BLOCK = 128
 
-# Config lists (edit these after a sweep with benchmarks/explore_attention.py). Forward entries are
-# (BLOCK_M, BLOCK_N, num_warps, num_stages) with BLOCK_M a multiple of BLOCK_N (the causal diagonal pass
-# covers exactly one BLOCK_M of keys). 128-row query tiles with 8 warps (two warpgroups of wgmma) are the
-# tutorial's best on H100 for D=128.
+# Config lists, autotuned for head dims without a plan below. Forward entries are (BLOCK_M, BLOCK_N, num_warps,
+# num_stages) with BLOCK_M a multiple of BLOCK_N (the causal diagonal pass covers exactly one BLOCK_M of keys).
+# 128-row query tiles with 8 warps (two warpgroups of wgmma) are the tutorial's best on H100 for D=128.
 FWD_CONFIGS = [(128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3), (128, 64, 4, 3), (64, 64, 4, 3)]
 # dK/dV: (BLOCK_M, BLOCK_N, num_warps, num_stages); a program owns BLOCK_N keys and walks BLOCK_M queries at a
 # time; BLOCK_N a multiple of BLOCK_M (the causal diagonal band is BLOCK_N queries).
@@ -43,23 +44,73 @@ DKDV_CONFIGS = [(32, 128, 4, 5), (64, 128, 8, 3), (32, 64, 4, 5), (64, 64, 4, 3)
 DQ_CONFIGS = [(128, 32, 4, 5), (128, 64, 8, 3), (64, 32, 4, 5), (64, 64, 4, 3)]
 # Under the interpreter one small config each, so CPU validation stays quick.
 _INTERP_FWD, _INTERP_DKDV, _INTERP_DQ = (64, 32, 4, 1), (32, 64, 4, 1), (64, 32, 4, 1)
-# The H200 sweep's winners (2026-12-04, B4 H32 S4096 bf16, torch 2.11, triton 3.6) per (causal, D):
-# (forward, dK/dV, dQ). These (causal, D) launch their winner directly, with no autotuning (whose one-shot timing
-# picked a slower forward than the sweep, 0.751 vs 0.697 ms causal D64); any other D autotunes over the lists.
-BEST_CONFIGS = {
-    (True, 128): ((128, 128, 8, 3), (32, 64, 4, 5), (128, 64, 8, 3)),  # fwd 1.239 ms, bwd 3.953 ms
-    (True, 64): ((128, 64, 8, 3), (32, 64, 4, 5), (128, 64, 8, 3)),  # fwd 0.697 ms, bwd 2.107 ms
-    (False, 128): ((128, 128, 8, 3), (64, 128, 8, 3), (128, 64, 8, 3)),  # fwd 2.214 ms, bwd 6.884 ms
-    (False, 64): ((128, 64, 8, 4), (64, 64, 4, 3), (128, 64, 8, 3)),  # fwd 1.278 ms, bwd 3.621 ms
+
+
+class FwdPlan(NamedTuple):
+    """How the forward runs for one (causal, D): which kernel, its tile and launch parameters.
+
+    kind "ptr": attention_fwd_kernel (pointer loads); "split": attention_fwd_split_kernel (the BLOCK_M query rows
+    as two independent halves sharing each K/V block); "tma": attention_fwd_tma_kernel (TMA descriptors: desc
+    "2d"/"4d", ws = warp-specialized key loop, device_desc = descriptors built in the kernel, persistent = programs
+    per SM, 0 for one program per tile). maxnreg caps registers per thread (ptxas .maxnreg), None leaves it free.
+    """
+
+    kind: str
+    block_m: int
+    block_n: int
+    warps: int
+    stages: int
+    desc: str = "2d"
+    ws: bool = False
+    device_desc: bool = False
+    persistent: int = 0
+    maxnreg: int | None = None
+
+    @property
+    def config(self) -> tuple[int, int, int, int]:
+        """(BLOCK_M, BLOCK_N, num_warps, num_stages)."""
+        return self.block_m, self.block_n, self.warps, self.stages
+
+
+# The plans the gallery runs, per (causal, D) (B4 H32 S4096 bf16, torch 2.11, triton 3.6). THIS is the table a
+# sweep's winner goes into: benchmarks/explore/attention_sweep.py prints its best row per (causal, D) in this form.
+# Round 1 (H200, 2026-12-04): fwd 1.239 / 0.697 / 2.214 / 1.278 ms for the four rows below. (causal, D) pairs
+# not listed autotune over FWD_CONFIGS. A "tma" plan falls back to PTR_FALLBACK where TMA cannot run (the
+# interpreter, a GPU below compute capability 9, unaligned or strided tensors, "2d" with S % BLOCK_M != 0).
+FWD_PLANS: dict[tuple[bool, int], FwdPlan] = {
+    (True, 128): FwdPlan("ptr", 128, 128, 8, 3),
+    (True, 64): FwdPlan("ptr", 128, 64, 8, 3),
+    (False, 128): FwdPlan("ptr", 128, 128, 8, 3),
+    (False, 64): FwdPlan("ptr", 128, 64, 8, 4),
 }
+PTR_FALLBACK = {128: FwdPlan("ptr", 128, 128, 8, 3), 64: FwdPlan("ptr", 128, 64, 8, 3)}
+# Backward per (causal, D): (dK/dV config, dQ config), launched directly (no autotuning: its one-shot timing
+# picked a slower forward than the sweep, 0.751 vs 0.697 ms causal D64). Round 1 (H200): bwd 3.953 / 2.107 /
+# 6.884 / 3.621 ms.
+BWD_PLANS: dict[tuple[bool, int], tuple[tuple[int, int, int, int], tuple[int, int, int, int]]] = {
+    (True, 128): ((32, 64, 4, 5), (128, 64, 8, 3)),
+    (True, 64): ((32, 64, 4, 5), (128, 64, 8, 3)),
+    (False, 128): ((64, 128, 8, 3), (128, 64, 8, 3)),
+    (False, 64): ((64, 64, 4, 3), (128, 64, 8, 3)),
+}
+# Set by every forward launch that takes a plan: the compiled kernel (registers, spills, its TTGIR), for
+# benchmarks that report what the compiler did (a warp-specialized loop shows as ttg.warp_specialize). Not read
+# by the kernels' own path.
+LAST_COMPILED = None
 
 
-def _best(causal: bool, d: int, which: int) -> tuple[int, int, int, int] | None:
-    """The measured winner for (causal, D) (which: 0 forward, 1 dK/dV, 2 dQ), None to autotune."""
+def _bwd_plan(causal: bool, d: int, which: int) -> tuple[int, int, int, int] | None:
+    """The planned backward config for (causal, D) (which: 0 dK/dV, 1 dQ), None to autotune."""
     if _INTERPRET:
         return None
-    entry = BEST_CONFIGS.get((causal, d))
+    entry = BWD_PLANS.get((causal, d))
     return None if entry is None else entry[which]
+
+
+def _even(S: int, plan: tuple | None) -> bool:
+    """S a multiple of every block side a launch at `plan` ((BLOCK_M, BLOCK_N, ...) or None: the autotuned
+    lists) uses, so no sequence-bound mask is needed."""
+    return S % (MAX_BLOCK if plan is None else max(plan[0], plan[1])) == 0
 
 
 def _config(entry: tuple[int, int, int, int]) -> triton.Config:
@@ -230,6 +281,149 @@ def attention_fwd_kernel(
             tl.store(lse_ptrs, m_i + tl.log2(l_i))
         else:
             tl.store(lse_ptrs, m_i + tl.log2(l_i), mask=offs_m < S)
+
+
+# ------------------------------------------------------------------------------- forward, two halves per tile
+# FA3 gives each of two consumer warpgroups 64 query rows and lets one's softmax run while the other's GEMMs use
+# the tensor cores. Triton has no warpgroup ping-pong, but a program can carry two independent 64-row chains:
+# each K/V block is loaded once for BLOCK_M rows (as in the plain kernel), and the two halves' QK^T, softmax and
+# PV have no dependence on each other, which leaves the scheduler work to overlap with the other half's exp2.
+@triton.jit
+def _softmax_step(qk, m_i, l_i, acc, offs_m, cols, S, qk_scale, MASK: tl.constexpr):
+    """One score block of one half: new running max, probabilities (exp2, scale folded), rescaled sums."""
+    if MASK != 0:
+        if MASK == 1:
+            keep = (offs_m[:, None] >= cols[None, :]) & (cols[None, :] < S)
+        else:
+            keep = cols[None, :] < S
+        qk = tl.where(keep, qk * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        qk = qk - m_new[:, None]
+    else:
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+        qk = qk * qk_scale - m_new[:, None]
+    p = tl.exp2(qk)
+    alpha = tl.exp2(m_i - m_new)
+    return p, m_new, l_i * alpha + tl.sum(p, axis=1), acc * alpha[:, None]
+
+
+@triton.jit
+def _fwd_inner_halves(acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
+                      offs_m0, offs_m1, offs_n, offs_d, lo, hi, S, qk_scale, BLOCK_N: tl.constexpr,
+                      MASK: tl.constexpr, UPCAST_DOT: tl.constexpr):
+    for start_n in range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        cols = start_n + offs_n
+        k_ptrs = k_ptr + cols[None, :] * stride_ks + offs_d[:, None] * stride_kd
+        v_ptrs = v_ptr + cols[:, None] * stride_vs + offs_d[None, :] * stride_vd
+        if MASK != 0:
+            k = tl.load(k_ptrs, mask=cols[None, :] < S, other=0.0)
+            v = tl.load(v_ptrs, mask=cols[:, None] < S, other=0.0)
+        else:
+            k = tl.load(k_ptrs)
+            v = tl.load(v_ptrs)
+        if UPCAST_DOT:
+            k = k.to(tl.float32)
+            v = v.to(tl.float32)
+        qk0 = tl.dot(q0, k)
+        qk1 = tl.dot(q1, k)
+        p0, m0, l0, acc0 = _softmax_step(qk0, m0, l0, acc0, offs_m0, cols, S, qk_scale, MASK)
+        acc0 = tl.dot(p0.to(v.dtype), v, acc0)
+        p1, m1, l1, acc1 = _softmax_step(qk1, m1, l1, acc1, offs_m1, cols, S, qk_scale, MASK)
+        acc1 = tl.dot(p1.to(v.dtype), v, acc1)
+    return acc0, l0, m0, acc1, l1, m1
+
+
+@triton.jit
+def _store_half(acc, l_i, m_i, o_ptr, lse_ptr, offs_m, offs_d, stride_os, stride_od, S, EVEN_S: tl.constexpr,
+                STORE_LSE: tl.constexpr):
+    acc = acc / l_i[:, None]
+    o_ptrs = o_ptr + offs_m[:, None] * stride_os + offs_d[None, :] * stride_od
+    if EVEN_S:
+        tl.store(o_ptrs, acc.to(o_ptr.dtype.element_ty))
+    else:
+        tl.store(o_ptrs, acc.to(o_ptr.dtype.element_ty), mask=offs_m[:, None] < S)
+    if STORE_LSE:
+        if EVEN_S:
+            tl.store(lse_ptr + offs_m, m_i + tl.log2(l_i))
+        else:
+            tl.store(lse_ptr + offs_m, m_i + tl.log2(l_i), mask=offs_m < S)
+
+
+@triton.jit
+def attention_fwd_split_kernel(
+    q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr,
+    stride_qb, stride_qh, stride_qs, stride_qd,
+    stride_kb, stride_kh, stride_ks, stride_kd,
+    stride_vb, stride_vh, stride_vs, stride_vd,
+    stride_ob, stride_oh, stride_os, stride_od,
+    H, S, qk_scale,
+    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, EVEN_S: tl.constexpr, STORE_LSE: tl.constexpr,
+    UPCAST_DOT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    """attention_fwd_kernel's tile (same arguments, same causal split) as two BLOCK_M // 2-row halves."""
+    tl.static_assert(BLOCK_M % BLOCK_N == 0)
+    HALF: tl.constexpr = BLOCK_M // 2
+    if CAUSAL:
+        start_m = tl.num_programs(0) - 1 - tl.program_id(0)
+    else:
+        start_m = tl.program_id(0)
+    off_bh = tl.program_id(1)
+    off_b = (off_bh // H).to(tl.int64)
+    off_h = (off_bh % H).to(tl.int64)
+    q_ptr += off_b * stride_qb + off_h * stride_qh
+    k_ptr += off_b * stride_kb + off_h * stride_kh
+    v_ptr += off_b * stride_vb + off_h * stride_vh
+    o_ptr += off_b * stride_ob + off_h * stride_oh
+    lse_ptr += off_bh.to(tl.int64) * S
+    offs_m0 = start_m * BLOCK_M + tl.arange(0, HALF)
+    offs_m1 = offs_m0 + HALF
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    if EVEN_S:
+        q0 = tl.load(q_ptr + offs_m0[:, None] * stride_qs + offs_d[None, :] * stride_qd)
+        q1 = tl.load(q_ptr + offs_m1[:, None] * stride_qs + offs_d[None, :] * stride_qd)
+    else:
+        q0 = tl.load(q_ptr + offs_m0[:, None] * stride_qs + offs_d[None, :] * stride_qd,
+                     mask=offs_m0[:, None] < S, other=0.0)
+        q1 = tl.load(q_ptr + offs_m1[:, None] * stride_qs + offs_d[None, :] * stride_qd,
+                     mask=offs_m1[:, None] < S, other=0.0)
+    if UPCAST_DOT:
+        q0 = q0.to(tl.float32)
+        q1 = q1.to(tl.float32)
+    m0 = tl.full((HALF,), float("-inf"), dtype=tl.float32)
+    m1 = tl.full((HALF,), float("-inf"), dtype=tl.float32)
+    l0 = tl.zeros((HALF,), dtype=tl.float32)
+    l1 = tl.zeros((HALF,), dtype=tl.float32)
+    acc0 = tl.zeros((HALF, HEAD_DIM), dtype=tl.float32)
+    acc1 = tl.zeros((HALF, HEAD_DIM), dtype=tl.float32)
+    if CAUSAL:
+        # Off-diagonal keys [0, start_m * BLOCK_M): visible to both halves. Then the diagonal band, masked: its
+        # first key block holds key start_m * BLOCK_M <= every row of both halves, so m is finite before any
+        # fully masked row.
+        acc0, l0, m0, acc1, l1, m1 = _fwd_inner_halves(
+            acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
+            offs_m0, offs_m1, offs_n, offs_d, 0, start_m * BLOCK_M, S, qk_scale,
+            BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+        acc0, l0, m0, acc1, l1, m1 = _fwd_inner_halves(
+            acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
+            offs_m0, offs_m1, offs_n, offs_d, start_m * BLOCK_M, tl.minimum((start_m + 1) * BLOCK_M, S), S,
+            qk_scale, BLOCK_N=BLOCK_N, MASK=1, UPCAST_DOT=UPCAST_DOT)
+    else:
+        if EVEN_S:
+            full = S
+        else:
+            full = (S // BLOCK_N) * BLOCK_N
+        acc0, l0, m0, acc1, l1, m1 = _fwd_inner_halves(
+            acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
+            offs_m0, offs_m1, offs_n, offs_d, 0, full, S, qk_scale, BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+        if not EVEN_S:
+            acc0, l0, m0, acc1, l1, m1 = _fwd_inner_halves(
+                acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
+                offs_m0, offs_m1, offs_n, offs_d, full, S, S, qk_scale, BLOCK_N=BLOCK_N, MASK=2,
+                UPCAST_DOT=UPCAST_DOT)
+    _store_half(acc0, l0, m0, o_ptr, lse_ptr, offs_m0, offs_d, stride_os, stride_od, S, EVEN_S, STORE_LSE)
+    _store_half(acc1, l1, m1, o_ptr, lse_ptr, offs_m1, offs_d, stride_os, stride_od, S, EVEN_S, STORE_LSE)
 
 
 # ------------------------------------------------------------------------------- forward, Hopper variants
@@ -425,6 +619,21 @@ def tma_supported(q: torch.Tensor) -> bool:
             and torch.cuda.get_device_capability(q.device)[0] >= 9)
 
 
+def tma_refusal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: FwdPlan) -> str | None:
+    """Why `plan` (a "tma" plan) cannot run on these tensors, or None when it can."""
+    if not tma_supported(q):
+        return "TMA descriptors need Triton's TensorDescriptor and a compute-capability-9 GPU (not the interpreter)"
+    esize = q.element_size()
+    for t in (q, k, v):
+        if t.stride(-1) != 1 or t.data_ptr() % 16 or any(st * esize % 16 for st in t.stride()[:-1]):
+            return "TMA needs a unit last stride and 16-byte aligned base and strides"
+    if plan.desc == "2d" and (q.shape[2] % plan.block_m or not all(t.is_contiguous() for t in (q, k, v))):
+        return "2-D descriptors need contiguous tensors and S % BLOCK_M == 0"
+    if plan.desc not in ("2d", "4d"):
+        return f"desc must be '4d' or '2d', got {plan.desc!r}"
+    return None
+
+
 _ALLOCATOR_SET = False
 
 
@@ -433,47 +642,40 @@ def _scratch(size: int, alignment: int, stream) -> torch.Tensor:
     return torch.empty(size, dtype=torch.int8, device="cuda")
 
 
-def _forward_tma(q, k, v, o, lse, causal: bool, config: tuple[int, int, int, int], desc: str,
-                 warp_specialize: bool, persistent: int, device_desc: bool = False) -> None:
-    """Launch attention_fwd_tma_kernel; desc "4d" or "2d"; persistent = programs per SM (0: one per tile);
-    device_desc builds the descriptors in the kernel (tl.make_tensor_descriptor) instead of on the host."""
+def _forward_tma(q, k, v, o, lse, causal: bool, plan: FwdPlan):
+    """Launch attention_fwd_tma_kernel as `plan` says (o is fresh, contiguous, q's shape); the compiled kernel."""
     global _ALLOCATOR_SET
     B, H, S, D = q.shape
-    block_m, block_n, warps, stages = config
-    esize = q.element_size()
-    for t in (q, k, v, o):
-        if t.stride(-1) != 1 or t.data_ptr() % 16 or any(st * esize % 16 for st in t.stride()[:-1]):
-            raise ValueError("TMA needs a unit last stride and 16-byte aligned base and strides")
-    if desc == "4d":
-        def make(t, block):
-            return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1, block, D])
-    elif desc == "2d":
-        if S % block_m or not all(t.is_contiguous() for t in (q, k, v, o)):
-            raise ValueError("2-D descriptors need contiguous tensors and S % BLOCK_M == 0")
-
-        def make(t, block):
-            return TensorDescriptor(t, [B * H * S, D], [D, 1], [block, D])
-    else:
-        raise ValueError(f"desc must be '4d' or '2d', got {desc!r}")
-    if device_desc:
-        if not _ALLOCATOR_SET and q.is_cuda:
+    why = tma_refusal(q, k, v, plan)
+    if why is not None:
+        raise ValueError(why)
+    if plan.device_desc:
+        if not _ALLOCATOR_SET:
             triton.set_allocator(_scratch)
             _ALLOCATOR_SET = True
 
-        def make(t, block):  # noqa: F811 (the kernel builds the descriptor from the tensor and its strides)
+        def make(t, block):  # the kernel builds the descriptor from the tensor and its strides
             return t
-    n_m = triton.cdiv(S, block_m)
-    if persistent:
+    elif plan.desc == "4d":
+        def make(t, block):
+            return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1, block, D])
+    else:
+        def make(t, block):
+            return TensorDescriptor(t, [B * H * S, D], [D, 1], [block, D])
+    n_m = triton.cdiv(S, plan.block_m)
+    if plan.persistent:
         sms = torch.cuda.get_device_properties(q.device).multi_processor_count
-        grid = (min(sms * persistent, n_m * B * H), 1)
+        grid = (min(sms * plan.persistent, n_m * B * H), 1)
     else:
         grid = (n_m, B * H)
-    attention_fwd_tma_kernel[grid](
-        make(q, block_m), make(k, block_n), make(v, block_n), make(o, block_m), lse if lse is not None else o,
-        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
+    extra = {} if plan.maxnreg is None else {"maxnreg": plan.maxnreg}
+    return attention_fwd_tma_kernel[grid](
+        make(q, plan.block_m), make(k, plan.block_n), make(v, plan.block_n), make(o, plan.block_m),
+        lse if lse is not None else o, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
         B, H, S, LOG2E / math.sqrt(D), HEAD_DIM=D, CAUSAL=causal, STORE_LSE=lse is not None,
-        DESC_4D=desc == "4d", DEVICE_DESC=device_desc, WARP_SPECIALIZE=warp_specialize, PERSISTENT=bool(persistent),
-        BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages)
+        DESC_4D=plan.desc == "4d", DEVICE_DESC=plan.device_desc, WARP_SPECIALIZE=plan.ws,
+        PERSISTENT=bool(plan.persistent), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, num_warps=plan.warps,
+        num_stages=plan.stages, **extra)
 
 
 # --------------------------------------------------------------------------------------------- backward
@@ -836,53 +1038,65 @@ def check_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
         )
 
 
-def _launch(kernel, tuned, config: tuple[int, int, int, int] | None, grid, *args, **meta) -> None:
+def _launch(kernel, tuned, config: tuple[int, int, int, int] | None, grid, *args, maxnreg: int | None = None, **meta):
     """Launch the autotuned kernel, or the plain one at an explicit (BLOCK_M, BLOCK_N, warps, stages)."""
     if config is None:
-        tuned[grid](*args, **meta)
-    else:
-        block_m, block_n, warps, stages = config
-        kernel[grid](*args, **meta, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages)
+        return tuned[grid](*args, **meta)
+    block_m, block_n, warps, stages = config
+    extra = {} if maxnreg is None else {"maxnreg": maxnreg}
+    return kernel[grid](*args, **meta, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages,
+                        **extra)
+
+
+def plan_for(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> FwdPlan | None:
+    """The forward plan these tensors run: FWD_PLANS's entry (a "tma" one only where TMA can run, else
+    PTR_FALLBACK), None under the interpreter or for an unplanned D (autotuned pointer kernel)."""
+    if _INTERPRET:
+        return None
+    plan = FWD_PLANS.get((causal, q.shape[-1]))
+    if plan is not None and plan.kind == "tma" and tma_refusal(q, k, v, plan) is not None:
+        plan = PTR_FALLBACK.get(q.shape[-1])
+    return plan
 
 
 def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True, store_lse: bool = False,
-            config: tuple[int, int, int, int] | None = None, tma: str | None = None,
-            warp_specialize: bool = False, persistent: int = 0,
-            device_desc: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+            plan: FwdPlan | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Attention output (B, H, S, D) and, with store_lse, the base-2 row log-sum-exp (B*H, S) fp32.
 
-    tma="4d" or "2d" takes the Hopper descriptor kernel (see attention_fwd_tma_kernel; raises where
-    tma_supported(q) is False), with warp_specialize, persistent (programs per SM) and device_desc (descriptors
-    built in the kernel) as options.
+    plan: a FwdPlan to run (a "tma" plan raises where tma_refusal says why not); default plan_for(q, k, v, causal).
     """
+    global LAST_COMPILED
     B, H, S, D = q.shape
     o = torch.empty((B, H, S, D), device=q.device, dtype=q.dtype)
     lse = torch.empty((B * H, S), device=q.device, dtype=torch.float32) if store_lse else None
     if o.numel() == 0:
         return o, lse
-    if tma is not None:
-        if not tma_supported(q):
-            raise ValueError("TMA descriptors need Triton's TensorDescriptor and a compute-capability-9 GPU")
-        _forward_tma(q, k, v, o, lse, causal, config or _best(causal, D, 0) or FWD_CONFIGS[0], tma,
-                     warp_specialize, persistent, device_desc)
+    if plan is None:
+        plan = plan_for(q, k, v, causal)
+    if plan is not None and plan.kind == "tma":
+        LAST_COMPILED = _forward_tma(q, k, v, o, lse, causal, plan)
         return o, lse
+    if plan is not None and plan.kind not in ("ptr", "split"):
+        raise ValueError(f"FwdPlan.kind must be 'ptr', 'split' or 'tma', got {plan.kind!r}")
 
     def grid(meta: dict) -> tuple[int, int]:
         return (triton.cdiv(S, meta["BLOCK_M"]), B * H)
 
-    if config is None:
-        config = _best(causal, D, 0)
-    _launch(attention_fwd_kernel, _fwd_tuned, config, grid, q, k, v, o, lse if store_lse else o,
-            *q.stride(), *k.stride(), *v.stride(), *o.stride(), H, S, LOG2E / math.sqrt(D),
-            HEAD_DIM=D, CAUSAL=causal, EVEN_S=S % MAX_BLOCK == 0, STORE_LSE=store_lse,
-            UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
+    kernel = attention_fwd_split_kernel if plan is not None and plan.kind == "split" else attention_fwd_kernel
+    config = None if plan is None else plan.config
+    compiled = _launch(kernel, _fwd_tuned, config, grid, q, k, v, o, lse if store_lse else o,
+                       *q.stride(), *k.stride(), *v.stride(), *o.stride(), H, S, LOG2E / math.sqrt(D),
+                       maxnreg=None if plan is None else plan.maxnreg, HEAD_DIM=D, CAUSAL=causal,
+                       EVEN_S=_even(S, config), STORE_LSE=store_lse, UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
+    if plan is not None:
+        LAST_COMPILED = compiled
     return o, lse
 
 
 def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
              do: torch.Tensor, causal: bool = True, dkdv_config: tuple[int, int, int, int] | None = None,
              dq_config: tuple[int, int, int, int] | None = None) -> tuple[torch.Tensor, ...]:
-    """dq, dk, dv for upstream gradient do, given forward's o and lse."""
+    """dq, dk, dv for upstream gradient do, given forward's o and lse (configs default to BWD_PLANS)."""
     B, H, S, D = q.shape
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() == 0:
@@ -892,11 +1106,10 @@ def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
         o, do, delta, *o.stride(), *do.stride(), H, S, HEAD_DIM=D, BLOCK_M=64)
     sm_scale = 1.0 / math.sqrt(D)
     if dkdv_config is None:
-        dkdv_config = _best(causal, D, 1)
+        dkdv_config = _bwd_plan(causal, D, 0)
     if dq_config is None:
-        dq_config = _best(causal, D, 2)
-    meta = dict(HEAD_DIM=D, CAUSAL=causal, EVEN_S=S % MAX_BLOCK == 0,
-                UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
+        dq_config = _bwd_plan(causal, D, 1)
+    meta = dict(HEAD_DIM=D, CAUSAL=causal, UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
 
     def grid_n(m: dict) -> tuple[int, int]:
         return (triton.cdiv(S, m["BLOCK_N"]), B * H)
@@ -906,10 +1119,10 @@ def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
 
     _launch(attention_bwd_dkdv_kernel, _dkdv_tuned, dkdv_config, grid_n, q, k, v, do, lse, delta, dk, dv,
             *q.stride(), *k.stride(), *v.stride(), *do.stride(), *dk.stride(), *dv.stride(), H, S,
-            sm_scale * LOG2E, sm_scale, **meta)
+            sm_scale * LOG2E, sm_scale, EVEN_S=_even(S, dkdv_config), **meta)
     _launch(attention_bwd_dq_kernel, _dq_tuned, dq_config, grid_m, q, k, v, do, lse, delta, dq,
             *q.stride(), *k.stride(), *v.stride(), *do.stride(), *dq.stride(), H, S,
-            sm_scale * LOG2E, sm_scale, **meta)
+            sm_scale * LOG2E, sm_scale, EVEN_S=_even(S, dq_config), **meta)
     return dq, dk, dv
 
 
