@@ -1,7 +1,7 @@
 """Flash attention on the GPU: Hopper forward variants of stage 3 against SDPA (issue 20 item 4, issue 28 item 1).
 
 For each combo (causal / non-causal x head dim 128 / 64) at B4 H32 S4096 bf16: SDPA default (cuDNN on the
-H200) forward and forward+backward, and stage 3 as the gallery runs it (BEST_CONFIGS in stage3.py). Then:
+H200) forward and forward+backward, and stage 3 as the gallery runs it (FWD_PLANS, BWD_PLANS in stage3.py). Then:
 - round 3 (default, issue 28): FlashAttention-3 ideas in Triton 3.6 (attention_fa3_fwd_kernel below): QK^T of
   the next key block issued before the softmax of this one (a 2-stage softmax/GEMM software pipeline) over
   PIPE_SWEEP's 128x128 / 128x64 tiles, 8 warps, 2-3 stages; a persistent grid fed longest tiles first from an
@@ -293,8 +293,9 @@ def run_combo(causal: bool, d: int, st3, rows: list[dict], deadline: float = flo
     if st3 is None:
         return
 
-    # ---- stage 3 as the gallery calls it: pointer kernels at the round-1 winners (BEST_CONFIGS), autograd
-    best = st3.BEST_CONFIGS.get((causal, d))
+    # ---- stage 3 as the gallery calls it: pointer kernels at the round-1 winners (FWD_PLANS), autograd
+    plan, bwd = st3.FWD_PLANS.get((causal, d)), st3.BWD_PLANS.get((causal, d))
+    best = None if plan is None or bwd is None else (plan.config, *bwd)
 
     def st3_fwd():
         with torch.no_grad():
@@ -318,8 +319,8 @@ def run_combo(causal: bool, d: int, st3, rows: list[dict], deadline: float = flo
         name = f"tma{desc}{' dev' if dev else ''}{' ws' if ws else ''}{f' persist{pers}' if pers else ''}"
 
         def f():
-            return st3.forward(q, k, v, causal, config=cfg, tma=desc, warp_specialize=ws, persistent=pers,
-                               device_desc=dev)[0]
+            return st3.forward(q, k, v, causal, plan=st3.FwdPlan("tma", *cfg, desc=desc, ws=ws, device_desc=dev,
+                                                                 persistent=pers))[0]
 
         r = record(name, "fwd", lambda: fwd_err(f(), ref_o), f, [list(cfg), desc, ws, pers, dev])
         if r["ms"] is not None:
@@ -346,8 +347,8 @@ def run_combo(causal: bool, d: int, st3, rows: list[dict], deadline: float = flo
     _, cfg, (desc, ws, pers, dev) = min(found, key=lambda t: t[0])
 
     def tma_fb():
-        o2, lse2 = st3.forward(q, k, v, causal, store_lse=True, config=cfg, tma=desc, warp_specialize=ws,
-                               persistent=pers, device_desc=dev)
+        o2, lse2 = st3.forward(q, k, v, causal, store_lse=True,
+                               plan=st3.FwdPlan("tma", *cfg, desc=desc, ws=ws, device_desc=dev, persistent=pers))
         return st3.backward(q, k, v, o2, lse2, do, causal)
 
     record("stage3 best tma + bwd", "fwd+bwd", lambda: grad_err(tma_fb(), ref_g), tma_fb,
@@ -378,7 +379,7 @@ def _round3(causal: bool, q, k, v, do, ref_o, ref_g, record, st3_fb, cfg_all) ->
     record("stage3 ptr (round 1)", "fwd+bwd", lambda: grad_err(st3_fb(), ref_g), st3_fb, cfg_all)
     for cfg in TMA_WS_SWEEP:  # stage 3's TMA kernel, device descriptors, warp-specialized key loop
         def tma(cfg=cfg):
-            return ST3.forward(q, k, v, causal, config=cfg, tma="4d", warp_specialize=True, device_desc=True)[0]
+            return ST3.forward(q, k, v, causal, plan=ST3.FwdPlan("tma", *cfg, desc="4d", ws=True, device_desc=True))[0]
 
         if DEVICE == "cpu":  # TMA descriptors are not run under the interpreter (stage3.tma_supported)
             rows_note = record("tma4d dev ws", "fwd", lambda: float("nan"), tma, list(cfg))
