@@ -116,15 +116,30 @@ BWD_CONFIGS = _BWD[:1] if INTERPRET else _BWD
 _SM_COUNT: dict[int, int] = {}
 
 
+# Forward configs pinned per (BLOCK_N, x dtype) from a GPU sweep: THIS is the table a sweep's winner goes into
+# (benchmarks/explore/rmsnorm_sweep.py prints its best per size in this form); other widths and dtypes autotune.
+# (8192, bf16): the autotuner's one-shot timing picked inside the spread (0.0690 ms at 04:19); the sweep's best at
+# 8192 x 8192 bf16 on the H200 was two passes of 4096 columns over 16 warps, 0.0681 ms
+# (explore_host_2026-12-04_0355 rms_loop "loop_x1_r4096_w16", 92.9 % of copy; torch.compile 0.0687 there).
+FWD_PINS: dict[tuple[int, torch.dtype], dict] = {
+    (8192, torch.bfloat16): {"ROWS": 1, "PPS": 0, "RBLOCK": 4096, "num_warps": 16},
+}
+# Backward plan per BLOCK_N: (rows per step, programs per SM, num_warps). Widths not listed take
+# rows = min(16, 4096 // BLOCK_N), 2 programs per SM, and autotune num_warps over BWD_CONFIGS.
+BWD_PINS: dict[int, tuple[int, int, int]] = {}
+
+
+def _pin_config(pin: dict) -> triton.Config:
+    return triton.Config({k: v for k, v in pin.items() if k != "num_warps"}, num_warps=pin["num_warps"])
+
+
 def _prune_fwd(configs, named_args, **kwargs):
     block_n = kwargs["BLOCK_N"]
     if INTERPRET and block_n >= 1024:  # no timing on the CPU: long rows take the two-pass path, so it is validated
         return [triton.Config({"ROWS": 1, "PPS": 0, "RBLOCK": block_n // 2}, num_warps=4)]
-    if block_n == 8192 and named_args["x_ptr"].dtype == torch.bfloat16:
-        # Pinned: the autotuner's one-shot timing picked inside the spread (0.0690 ms at 04:19); the sweep's best
-        # at 8192 x 8192 bf16 was two passes of 4096 columns over 16 warps, 0.0681 ms (explore_host_2026-12-04_0355
-        # rms_loop "loop_x1_r4096_w16", 92.9 % of copy; torch.compile 0.0687 in that session).
-        return [c for c in configs if c.kwargs["RBLOCK"] == 4096 and c.num_warps == 16]
+    pin = FWD_PINS.get((block_n, named_args["x_ptr"].dtype))
+    if pin is not None and not INTERPRET:
+        return [_pin_config(pin)]
     # Two passes only for rows of 2+ steps of RBLOCK (4096 <= N <= 16384 on the GPU).
     loops = [c for c in configs if 0 < c.kwargs["RBLOCK"] and 2 * c.kwargs["RBLOCK"] <= block_n <= 16384]
     configs = [c for c in configs if c.kwargs["RBLOCK"] == 0]
@@ -240,6 +255,7 @@ def sum_partials_kernel(part_ptr, out_ptr, n_part, N, BLOCK_P: tl.constexpr, BLO
 
 _FWD = _FastLaunch(rms_norm_fwd_kernel)
 _BWD_LAUNCH = _FastLaunch(rms_norm_bwd_kernel)
+_BWD_PINNED = _FastLaunch(rms_norm_bwd_kernel.fn)  # BWD_PINS's num_warps, no autotuning
 _SUM = _FastLaunch(sum_partials_kernel)
 _PLANS: dict[tuple, list] = {}  # (shape, strides, dtypes, device, stats) -> launch plan, decided once per layout
 
@@ -324,15 +340,21 @@ class RMSNormFunction(torch.autograd.Function):
         dy2 = _rows(dy, N)
         dx = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
         dw = torch.empty((N,), dtype=weight.dtype, device=weight.device)
-        rows = max(1, min(16, 4096 // block_n))  # several short rows per step (the fp32 tile stays <= 4096)
-        n_part = max(1, min(triton.cdiv(M, rows), 2 * _sm_count(x2.device)))
+        pin = None if INTERPRET else BWD_PINS.get(block_n)
+        # several short rows per step (the fp32 tile stays <= 4096), 2 programs per SM, unless pinned
+        rows, per_sm = (pin[0], pin[1]) if pin else (max(1, min(16, 4096 // block_n)), 2)
+        n_part = max(1, min(triton.cdiv(M, rows), per_sm * _sm_count(x2.device)))
         dw_part = torch.empty((n_part, N), dtype=torch.float32, device=x2.device)
         dev = x2.device.index
         if M == 0:
             dw_part.zero_()
         else:
-            _BWD_LAUNCH((N, block_n, rows, dev), (n_part, 1, 1), dx, dy2, x2, weight, rstd, dw_part, M, N,
-                        x2.stride(0), dy2.stride(0), dx.stride(0), BLOCK_N=block_n, ROWS=rows)
+            args = (dx, dy2, x2, weight, rstd, dw_part, M, N, x2.stride(0), dy2.stride(0), dx.stride(0))
+            if pin:
+                _BWD_PINNED((N, block_n, rows, dev, pin[2]), (n_part, 1, 1), *args, BLOCK_N=block_n, ROWS=rows,
+                            num_warps=pin[2])
+            else:
+                _BWD_LAUNCH((N, block_n, rows, dev), (n_part, 1, 1), *args, BLOCK_N=block_n, ROWS=rows)
         BLOCK_C = min(256, triton.next_power_of_2(N))
         _SUM((BLOCK_C, dev), (triton.cdiv(N, BLOCK_C), 1, 1), dw_part, dw, n_part, N, BLOCK_P=16, BLOCK_C=BLOCK_C)
         return dx.view(ctx.x_shape), dw
