@@ -8,7 +8,7 @@ For each gallery size (vs_liger.py's bench shape and sweep: 8192x8192, 8192x1024
 - forward+backward (autograd, a fixed random cotangent): the same three, then stage 3 with candidate backward plans
   put into stage3.BWD_PINS one at a time (rows per step, programs per SM, num_warps).
 Every row is checked against the fp32 eager result before it is timed (bf16 tolerance); triton.testing.do_bench
-medians (L2 flushed before every run), inputs rotated over ROTATE sets. EXPLORE_BUDGET_S (default 90) bounds the
+medians (L2 flushed before every run), inputs rotated over ROTATE sets. EXPLORE_BUDGET_S (default 75) bounds the
 run: rows past it are reported as skipped. Writes $OUT/rmsnorm_sweep.json; prints the table, then per size the best
 against compile and Liger and the FWD_PINS / BWD_PINS line to adopt where a candidate beats the shipped path.
 
@@ -30,7 +30,7 @@ import triton
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("OUT", "/tmp/out"))
-BUDGET_S = float(os.environ.get("EXPLORE_BUDGET_S", 90))
+BUDGET_S = float(os.environ.get("EXPLORE_BUDGET_S", 75))
 REP_MS = int(os.environ.get("EXPLORE_REP_MS", 50))
 ROTATE = 2
 SIZES = [(8192, 8192), (8192, 1024), (16384, 16384)]  # the miss first

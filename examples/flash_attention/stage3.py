@@ -500,7 +500,8 @@ def _fwd_tma_inner(
 @triton.jit
 def _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, off_bh, H, S, qk_scale,
                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr, DESC_4D: tl.constexpr,
-                  WARP_SPECIALIZE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                  WARP_SPECIALIZE: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr):
     """One (query block, batch x head) tile of the forward."""
     off_b = off_bh // H
     off_h = off_bh % H
@@ -526,7 +527,11 @@ def _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, off_bh, H, S
         acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, 0, full, S,
                                        qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=0, DESC_4D=DESC_4D,
                                        WARP_SPECIALIZE=WARP_SPECIALIZE)
-        if full < S:  # the partial last key block (4-D descriptors only: 2-D requires S % BLOCK_M == 0)
+        # The partial last key block (4-D descriptors only: 2-D requires S % BLOCK_M == 0); present exactly when
+        # S % BLOCK_N != 0. A constexpr test, not a runtime `full < S`: that one's implicit else (the loop-carried
+        # values passed through) is an scf.if with an else block, which Triton's Hopper warp specialization
+        # declines to partition.
+        if not EVEN_N:
             acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, full, S,
                                            S, qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=2,
                                            DESC_4D=DESC_4D, WARP_SPECIALIZE=False)
@@ -582,6 +587,7 @@ def attention_fwd_tma_kernel(
     DEVICE_DESC: tl.constexpr,
     WARP_SPECIALIZE: tl.constexpr,
     PERSISTENT: tl.constexpr,
+    EVEN_N: tl.constexpr,  # S % BLOCK_N == 0
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -602,7 +608,7 @@ def attention_fwd_tma_kernel(
                 start_m = n_m - 1 - start_m
             _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, tile % BH, H, S, qk_scale,
                           HEAD_DIM=HEAD_DIM, CAUSAL=CAUSAL, STORE_LSE=STORE_LSE, DESC_4D=DESC_4D,
-                          WARP_SPECIALIZE=WARP_SPECIALIZE, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+                          WARP_SPECIALIZE=WARP_SPECIALIZE, EVEN_N=EVEN_N, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
     else:
         if CAUSAL:
             start_m = tl.num_programs(0) - 1 - tl.program_id(0)
@@ -610,7 +616,7 @@ def attention_fwd_tma_kernel(
             start_m = tl.program_id(0)
         _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, tl.program_id(1), H, S, qk_scale,
                       HEAD_DIM=HEAD_DIM, CAUSAL=CAUSAL, STORE_LSE=STORE_LSE, DESC_4D=DESC_4D,
-                      WARP_SPECIALIZE=WARP_SPECIALIZE, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+                      WARP_SPECIALIZE=WARP_SPECIALIZE, EVEN_N=EVEN_N, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
 
 
 def tma_supported(q: torch.Tensor) -> bool:
@@ -643,14 +649,12 @@ def _scratch(size: int, alignment: int, stream) -> torch.Tensor:
 
 
 def _forward_tma(q, k, v, o, lse, causal: bool, plan: FwdPlan):
-    """Launch attention_fwd_tma_kernel as `plan` says (o is fresh, contiguous, q's shape); the compiled kernel."""
+    """Launch attention_fwd_tma_kernel as `plan` says (o is fresh, contiguous, q's shape); the compiled kernel.
+    Checks nothing: forward() asks tma_refusal first (tests run this launch under the interpreter directly)."""
     global _ALLOCATOR_SET
     B, H, S, D = q.shape
-    why = tma_refusal(q, k, v, plan)
-    if why is not None:
-        raise ValueError(why)
     if plan.device_desc:
-        if not _ALLOCATOR_SET:
+        if not _ALLOCATOR_SET and q.is_cuda:
             triton.set_allocator(_scratch)
             _ALLOCATOR_SET = True
 
@@ -674,8 +678,8 @@ def _forward_tma(q, k, v, o, lse, causal: bool, plan: FwdPlan):
         lse if lse is not None else o, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
         B, H, S, LOG2E / math.sqrt(D), HEAD_DIM=D, CAUSAL=causal, STORE_LSE=lse is not None,
         DESC_4D=plan.desc == "4d", DEVICE_DESC=plan.device_desc, WARP_SPECIALIZE=plan.ws,
-        PERSISTENT=bool(plan.persistent), BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, num_warps=plan.warps,
-        num_stages=plan.stages, **extra)
+        PERSISTENT=bool(plan.persistent), EVEN_N=S % plan.block_n == 0, BLOCK_M=plan.block_m,
+        BLOCK_N=plan.block_n, num_warps=plan.warps, num_stages=plan.stages, **extra)
 
 
 # --------------------------------------------------------------------------------------------- backward
@@ -1074,6 +1078,9 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = Tr
     if plan is None:
         plan = plan_for(q, k, v, causal)
     if plan is not None and plan.kind == "tma":
+        why = tma_refusal(q, k, v, plan)
+        if why is not None:
+            raise ValueError(f"{plan} cannot run here: {why}")
         LAST_COMPILED = _forward_tma(q, k, v, o, lse, causal, plan)
         return o, lse
     if plan is not None and plan.kind not in ("ptr", "split"):
