@@ -44,6 +44,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 import triton
+import triton.testing
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("OUT", "/tmp/out"))
@@ -144,11 +145,12 @@ def compiled_facts() -> dict:
     k = ST3.LAST_COMPILED
     if k is None or not hasattr(k, "asm"):
         return {}
-    ttgir = k.asm.get("ttgir", "")
+    ttgir, ptx = k.asm.get("ttgir", ""), k.asm.get("ptx", "")
+    threads = re.search(r"\.(?:maxntid|reqntid)\s+(\d+)", ptx)  # the CTA's threads, warp-specialized partitions included
     total = re.search(r'"ttg.total-num-warps"\s*=\s*(\d+)', ttgir)
+    warps = int(threads.group(1)) // 32 if threads else int(total.group(1)) if total else k.metadata.num_warps
     return {"regs": getattr(k, "n_regs", None), "spills": getattr(k, "n_spills", None),
-            "ws": "ttg.warp_specialize" in ttgir,
-            "warps": int(total.group(1)) if total else getattr(k.metadata, "num_warps", None)}
+            "ws": "ttg.warp_specialize" in ttgir, "setmaxnreg": "setmaxnreg" in ptx, "warps": warps}
 
 
 def plan_text(plan) -> str:
@@ -322,8 +324,9 @@ def ws_line(rows: list[dict]) -> str:
     engaged = sum(bool(r["facts"].get("ws")) for r in ws_rows)
     warps = sorted({str(r["facts"].get("warps")) for r in ws_rows})
     regs = sorted({str(r["facts"].get("regs")) for r in ws_rows})
+    setmax = sum(bool(r["facts"].get("setmaxnreg")) for r in ws_rows)
     return (f"warp specialization: ttg.warp_specialize in the TTGIR of {engaged} of {len(ws_rows)} compiled 'tma ws' "
-            f"rows; total warps {', '.join(warps) or '-'}; registers {', '.join(regs) or '-'}")
+            f"rows; total warps {', '.join(warps) or '-'}; registers {', '.join(regs) or '-'}; setmaxnreg in {setmax}")
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import torch
 import triton
+import triton.testing
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("OUT", "/tmp/out"))
