@@ -7,9 +7,12 @@ Backward: delta = rowsum(o * do) in a small kernel, then one kernel for dK/dV (a
 the query blocks at and below the diagonal) and one for dQ (a program per query block walks the key blocks up
 to the diagonal); the causal mask is applied on the diagonal blocks only.
 
-Pointer loads by default. A Hopper forward with TMA descriptors (4-D over (B, H, S, D), so tail tiles stay in
-their head; or the tutorial's 2-D ones where S % BLOCK_M == 0), optional warp specialization and a persistent
-grid is opt-in (`forward(..., tma="4d")`) until the H200 sweep shows it ahead; never under the interpreter.
+Which forward kernel runs for a (causal, D) is one table, FWD_PLANS (a FwdPlan each): the pointer kernel, the
+same tile as two independent 64-row halves ("split"), or a Hopper forward with TMA descriptors (4-D over
+(B, H, S, D), so tail tiles stay in their head; or the tutorial's 2-D ones where S % BLOCK_M == 0), optional warp
+specialization (Triton 3.6's Hopper pass needs num_warps=4) and a persistent grid ("tma"; never under the
+interpreter, and falling back to the pointer kernel where TMA cannot run). The table holds the pointer kernel
+until a GPU sweep (benchmarks/explore/attention_sweep.py) shows another plan ahead.
 
 Assumes D (head_dim) is a power of 2 in [16, 256]: tl.dot needs tile sides >= 16 and tl.arange powers of 2.
 `attention(q, k, v)` is causal (the reference); `attention(q, k, v, causal=False)` and `attention_noncausal`
@@ -429,7 +432,7 @@ def attention_fwd_split_kernel(
 # ------------------------------------------------------------------------------- forward, Hopper variants
 # TMA tensor descriptors (host-side TensorDescriptor), optional warp specialization of the key loop and an
 # optional persistent grid. Off under the interpreter and off by default until an H200 sweep
-# (benchmarks/explore_attention.py) shows them ahead of the pointer kernel; `forward(..., tma="4d")` opts in.
+# (benchmarks/explore/attention_sweep.py) shows them ahead of the pointer kernel; a "tma" FwdPlan opts in.
 # "4d" descriptors span (B, H, S, D): TMA checks bounds per dimension, so a tail tile reads zeros and its store
 # is clipped at S, never touching the next head; any S. "2d" descriptors span (B*H*S, D) (the tutorial's), taken
 # only for contiguous tensors with S % BLOCK_M == 0, where no tile crosses a head.
