@@ -31,6 +31,8 @@ def reference(attn_weights_slice, reshaped_block_size, segment_size, chunk_start
     bs = reshaped_block_size
     if rows % bs or cols % segment_size or segment_size % bs:
         raise ValueError("rows and columns must be multiples of the block and segment sizes")
+    if is_causal and chunk_start + rows > cols:  # the query chunk ends at or before the last key (xattn_estimate's)
+        raise ValueError("a causal query chunk must end at or before the last key: chunk_start + rows <= columns")
     x = attn_weights_slice.double() * scale * math.log(2.0)
     pos = chunk_start + torch.arange(rows, device=x.device)[:, None]
     if is_causal:
