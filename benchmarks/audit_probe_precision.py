@@ -108,6 +108,9 @@ COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
                                              "held_out_15", "held_out_16", "held_out_17", "held_out_18", "held_out_19",
                                              "held_out_20")),
             ("held_out_23 + held_out_24", ("held_out_23", "held_out_24")))
+# Issue 35's fresh sets, prepared without running the audit on them: a run without --only leaves them out until the
+# rules are frozen (audit them with --only held_out_23 held_out_24, label every P0/P1, then empty this).
+NOT_YET_AUDITED = ("held_out_23", "held_out_24")
 
 
 def labels() -> dict[str, Any]:
@@ -130,6 +133,8 @@ def audit_all(only: str | tuple[str, ...] | list[str] | None = None) -> list[dic
     try:
         for file, meta in lab["files"].items():
             if only and meta["set"] not in ((only,) if isinstance(only, str) else only):
+                continue
+            if not only and meta["set"] in NOT_YET_AUDITED:
                 continue
             t0 = time.monotonic()
             rep = svc.audit(path=file, harness=meta["harness"], compile=False, timeout_s=600)

@@ -258,6 +258,19 @@ LATER_BATCHES = [
 FRESH = ("held_out_23", "held_out_24")
 
 
+def _not_yet_audited() -> tuple[str, ...]:
+    """Fresh sets not yet audited (benchmarks/audit_probe_precision.py's NOT_YET_AUDITED): the lead audits them at the
+    frozen rules, labels every P0/P1, sets their figures in LATER_BATCHES, then empties it (and PENDING in
+    benchmarks/audit_precision.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("app", ROOT / "benchmarks" / "audit_probe_precision.py")
+    assert spec and spec.loader
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    return app.NOT_YET_AUDITED
+
+
 @pytest.mark.parametrize("name", FRESH)
 def test_fresh_batch_files_are_copied_with_a_header_and_called_by_their_harness(name: str) -> None:
     """A fresh batch as earlier ones (no audit run): each corpus file is a copy below a one-line header naming the
@@ -295,6 +308,8 @@ def test_held_out_batch_is_fully_labelled_and_every_p0_reproduces(name: str, fil
     label (read and run), every P0's reproducer fails when run, every file's entry ran under the probes, and the
     real P0s and the known problems found by execution are at least what RESULTS.md reports. Not the acceptance
     bars: those are measured on a batch before any rule sees it."""
+    if name in _not_yet_audited():
+        pytest.skip(f"{name} is fresh: not audited until the rules are frozen (NOT_YET_AUDITED)")
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("app", ROOT / "benchmarks" / "audit_probe_precision.py")

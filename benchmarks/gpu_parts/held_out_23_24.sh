@@ -15,7 +15,7 @@ TAIL=3 run h2324_bsa_memcheck 90 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sa
 echo "== held_out_23_24 summary"
 grep -hE "^held_out_2[34] " "$OUT/x/h2324_harnesses.log" | cut -c1-160
 grep -h "head_dim" "$OUT/x/h2324_streaming.log" | cut -c1-160
-grep -h "compiled variants" "$OUT/x/h2324_recompile.log" | cut -c1-300
+grep -h "compiled variants" "$OUT/x/h2324_recompile.log" | cut -c1-110
 grep -h "batch of 2" "$OUT/x/h2324_bsa_plain.log" | cut -c1-160
 echo "memcheck: $(grep -c 'Invalid __global__ read' "$OUT/x/h2324_bsa_memcheck.log") invalid global reads;" \
   "$(grep -m1 -oE '_triton_block_sparse_attn_fwd_kernel' "$OUT/x/h2324_bsa_memcheck.log" || echo 'kernel not named')"; \
