@@ -43,6 +43,7 @@ FILES = {  # corpus file -> harness, relative to tests/
     "minference/block_sparse_flash_attention.py": "held_out_23",
     "minference/streaming_kernel.py": "held_out_23",
     "minference/xattention_fa.py": "held_out_23",
+    "minference/flash_attn_triton.py": "held_out_23",
     "fp_quant/mxfp4.py": "held_out_24",
     "fp_quant/nvfp4.py": "held_out_24",
     "olmo_core/swiglu.py": "held_out_24",
