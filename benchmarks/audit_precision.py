@@ -34,7 +34,11 @@ HELD_OUT = ("bitsandbytes", "deepspeed", "lightning_thunder", "sglang", "lmdeplo
             "ring_flash_attn", "nvidia_modelopt", "colossalai", "autoawq", "aqlm", "gptqmodel", "stanford_stk",
             "megatron_core", "lightning_attn", "xformers", "xtuner", "fastvideo", "flash_attn_triton",
             "lmcache", "torchtitan", "fbgemm_gpu", "flashinfer", "flash_kmeans", "unsloth_zoo", "protenix",
-            "fairchem_core")
+            "fairchem_core", "minference", "fp_quant", "olmo_core")
+# Issue 35's fresh batches (held_out_23, held_out_24), prepared without running the audit on them: the static pass
+# leaves them out until they are audited at the frozen rules and their findings labelled in labels.json (then drop
+# them from here).
+PENDING = ("minference", "fp_quant", "olmo_core")
 
 
 def held_out(rel: str) -> bool:
@@ -54,7 +58,7 @@ def _match(items: list[dict], file: str, check: str, line: int) -> dict | None:
 def score() -> dict[str, Any]:
     """Audit the corpus; classify every P0/P1 finding with the labels; measure recall of the real problems."""
     lab = labels()
-    files = sorted(CORPUS.glob("*/*.py"))
+    files = [p for p in sorted(CORPUS.glob("*/*.py")) if p.parent.name not in PENDING]
     now: list[dict] = []
     for path in files:
         rel = str(path.relative_to(CORPUS))

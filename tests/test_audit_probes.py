@@ -250,7 +250,53 @@ LATER_BATCHES = [
     ("held_out_18", 1, "unsloth-zoo", 0, 0, 0),  # its P0 (fp16 output at the float32 tolerance) and 8 P1s are false
     ("held_out_19", 1, "fairchem-core", 1, 3, 1),  # kernels.py, its kernels, is a static-only corpus file
     ("held_out_20", 1, "protenix", 0, 0, 0),  # no P0; its one P1 (.item() of a CPU seed tensor) is false
+    # issue 35's fresh pair, prepared without running the audit on it: the real P0s and the problems found by execution
+    # are TODO (the lead's figures once audited with the frozen rules); 4 and 3 known problems
+    ("held_out_23", 4, "minference", 0, 4, 0),
+    ("held_out_24", 4, "fp-quant, ai2-olmo-core", 0, 3, 0),
 ]
+FRESH = ("held_out_23", "held_out_24")
+
+
+def _not_yet_audited() -> tuple[str, ...]:
+    """Fresh sets not yet audited (benchmarks/audit_probe_precision.py's NOT_YET_AUDITED): the lead audits them at the
+    frozen rules, labels every P0/P1, sets their figures in LATER_BATCHES, then empties it (and PENDING in
+    benchmarks/audit_precision.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("app", ROOT / "benchmarks" / "audit_probe_precision.py")
+    assert spec and spec.loader
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    return app.NOT_YET_AUDITED
+
+
+@pytest.mark.parametrize("name", FRESH)
+def test_fresh_batch_files_are_copied_with_a_header_and_called_by_their_harness(name: str) -> None:
+    """A fresh batch as earlier ones (no audit run): each corpus file is a copy below a one-line header naming the
+    package, version, path and license; its harness defines the example call (ENTRY, a function of the file,
+    make_inputs, reference); each known problem names a labelled file of the set, a line of it and P0/P1."""
+    import importlib.util
+    import json
+    import re
+
+    lab = json.loads((ROOT / "tests" / "audit_public_corpus" / "probe_labels.json").read_text())
+    files = {f: m for f, m in lab["files"].items() if m["set"] == name}
+    assert len(files) == next(b[1] for b in LATER_BATCHES if b[0] == name)
+    for f, meta in files.items():
+        text = (ROOT / f).read_text()
+        assert re.match(r"# audit public corpus: \S+ \S+, \S+\.py \(\S+ license\), copied unchanged below this "
+                        r"header\.\n", text), f
+        spec = importlib.util.spec_from_file_location("h_" + Path(f).stem, ROOT / meta["harness"])
+        h = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(h)
+        assert callable(h.make_inputs) and callable(h.reference), meta["harness"]
+        assert re.search(rf"^def {h.ENTRY}\(", text, re.M), (f, h.ENTRY)
+    probs = [x for x in lab["problems"] if x["file"] in files]
+    assert len(probs) == next(b[4] for b in LATER_BATCHES if b[0] == name)
+    for x in probs:
+        assert x["severity"] in ("P0", "P1") and x["reason"].startswith(f"held out {name.removeprefix('held_out_')}:")
+        assert 0 < x["line"] <= len((ROOT / x["file"]).read_text().splitlines()), x
 
 
 @pytest.mark.slow
@@ -262,6 +308,8 @@ def test_held_out_batch_is_fully_labelled_and_every_p0_reproduces(name: str, fil
     label (read and run), every P0's reproducer fails when run, every file's entry ran under the probes, and the
     real P0s and the known problems found by execution are at least what RESULTS.md reports. Not the acceptance
     bars: those are measured on a batch before any rule sees it."""
+    if name in _not_yet_audited():
+        pytest.skip(f"{name} is fresh: not audited until the rules are frozen (NOT_YET_AUDITED)")
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("app", ROOT / "benchmarks" / "audit_probe_precision.py")
