@@ -34,7 +34,7 @@ HELD_OUT = ("bitsandbytes", "deepspeed", "lightning_thunder", "sglang", "lmdeplo
             "ring_flash_attn", "nvidia_modelopt", "colossalai", "autoawq", "aqlm", "gptqmodel", "stanford_stk",
             "megatron_core", "lightning_attn", "xformers", "xtuner", "fastvideo", "flash_attn_triton",
             "lmcache", "torchtitan", "fbgemm_gpu", "flashinfer", "flash_kmeans", "unsloth_zoo", "protenix",
-            "fairchem_core")
+            "fairchem_core", "conch_triton_kernels", "cut_cross_entropy")
 
 
 def held_out(rel: str) -> bool:

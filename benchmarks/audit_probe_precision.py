@@ -19,12 +19,15 @@ rules as they stood at 4e9ee4c, unchanged: fbgemm-gpu), `held_out_16` (a sixteen
 rules: flashinfer), `held_out_17` (a seventeenth, audited with the rules as they stood at 38ef317, unchanged:
 flash-kmeans), `held_out_18` (an eighteenth, beside the seventeenth on the same rules: unsloth-zoo), `held_out_19`
 (a nineteenth, audited with the rules as they stood at 47a1b16, unchanged: fairchem-core), `held_out_20` (a
-twentieth, beside the nineteenth on the same rules: protenix) or
+twentieth, beside the nineteenth on the same rules: protenix), `held_out_21` (a twenty-first, issue 35's fresh pair,
+audited with the rules as they stood at TODO, unchanged: conch-triton-kernels), `held_out_22` (a twenty-second,
+beside the twenty-first on the same rules: cut-cross-entropy) or
 `tuned` (tests/audit_probe_fixtures, written with the probes). The table has a row per set, a combined
 `held_out + held_out_2` row (the batches seen before the held_out_2 rule changes) and combined rows of
 the first three, all four, all five, all six, all seven, all eight, all ten, all twelve, all fourteen, all
-sixteen, all eighteen and all twenty held-out batches, the nineteenth and twentieth together (both fresh on the rules
-of 47a1b16), the seventeenth and eighteenth together (both fresh on the rules of
+sixteen, all eighteen, all twenty and all twenty-two held-out batches, the twenty-first and twenty-second together
+(both fresh on the rules of TODO), the nineteenth and twentieth together (both fresh on the rules of 47a1b16), the
+seventeenth and eighteenth together (both fresh on the rules of
 38ef317), the fifteenth and sixteenth together (both fresh on the rules of 4e9ee4c), the thirteenth
 and fourteenth together (both fresh on the rules of 0b8b1a3), the eleventh and twelfth
 together (both fresh on the rules of df26028), and the
@@ -37,9 +40,8 @@ counts those that fail as they should.
 Run from the repo root: PYTHONPATH=$PWD/server python3 benchmarks/audit_probe_precision.py [--json out.json]
 [--check-repro] [--only SET [SET]] (held_out, held_out_2, held_out_3, held_out_4, held_out_5,
 held_out_6, held_out_7, held_out_8, held_out_9, held_out_10, held_out_11, held_out_12, held_out_13, held_out_14,
-held_out_15, held_out_16, held_out_17, held_out_18, held_out_19, held_out_20, tuned). With $OUT set, the JSON also
-goes to $OUT/audit_probe_precision.json.
-$OUT/audit_probe_precision.json.
+held_out_15, held_out_16, held_out_17, held_out_18, held_out_19, held_out_20, held_out_21, held_out_22, tuned). With
+$OUT set, the JSON also goes to $OUT/audit_probe_precision.json.
 CPU (2 shared cores): ~3 min; tests/test_audit_probes.py runs the held-out sets as slow tests.
 """
 
@@ -61,12 +63,13 @@ sys.path.insert(0, str(ROOT / "server"))
 SEVERE = ("P0", "P1")
 SETS = ("held_out", "held_out_2", "held_out_3", "held_out_4", "held_out_5", "held_out_6", "held_out_7", "held_out_8",
         "held_out_9", "held_out_10", "held_out_11", "held_out_12", "held_out_13", "held_out_14", "held_out_15",
-        "held_out_16", "held_out_17", "held_out_18", "held_out_19", "held_out_20", "tuned")
+        "held_out_16", "held_out_17", "held_out_18", "held_out_19", "held_out_20", "held_out_21", "held_out_22", "tuned")
 # Held-out batches together: the first two (both were audited before the held_out_2 changes), the first three, all
 # four, all five, all six, all seven, all eight, the ninth and tenth (fresh on the same rules), all ten, the eleventh
 # and twelfth (fresh on the same rules), all twelve, the thirteenth and fourteenth (fresh on the same rules), all
 # fourteen, the fifteenth and sixteenth (fresh on the same rules), all sixteen, the seventeenth and eighteenth (fresh
-# on the same rules), all eighteen, the nineteenth and twentieth (fresh on the same rules), all twenty.
+# on the same rules), all eighteen, the nineteenth and twentieth (fresh on the same rules), all twenty, the
+# twenty-first and twenty-second (fresh on the same rules), all twenty-two.
 COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
             ("held_out + held_out_2 + held_out_3", ("held_out", "held_out_2", "held_out_3")),
             ("all four held-out batches", ("held_out", "held_out_2", "held_out_3", "held_out_4")),
@@ -103,7 +106,13 @@ COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
                                              "held_out_6", "held_out_7", "held_out_8", "held_out_9", "held_out_10",
                                              "held_out_11", "held_out_12", "held_out_13", "held_out_14",
                                              "held_out_15", "held_out_16", "held_out_17", "held_out_18", "held_out_19",
-                                             "held_out_20")))
+                                             "held_out_20")),
+            ("held_out_21 + held_out_22", ("held_out_21", "held_out_22")),
+            ("all twenty-two held-out batches", ("held_out", "held_out_2", "held_out_3", "held_out_4", "held_out_5",
+                                                 "held_out_6", "held_out_7", "held_out_8", "held_out_9", "held_out_10",
+                                                 "held_out_11", "held_out_12", "held_out_13", "held_out_14",
+                                                 "held_out_15", "held_out_16", "held_out_17", "held_out_18",
+                                                 "held_out_19", "held_out_20", "held_out_21", "held_out_22")))
 
 
 def labels() -> dict[str, Any]:
