@@ -5,7 +5,7 @@
 # kernels"; the kernel's own comment: "Apply scaling factor, round, clamp, and cast to int8"), whose CUDA kernel
 # rounds to nearest even (float_to_int8_rn). Called as conch's ops.quantization.int8.scaled_int8_quant calls it:
 # output = torch.zeros_like(input, dtype=torch.int8), the activations of a linear layer in the model dtype (fp16
-# here; bf16 alike), contiguous [num_tokens, hidden] (vLLM's op checks input.is_contiguous()), hidden 4096 (Llama-7B),
+# here; bf16 alike), contiguous [num_tokens, hidden] (a linear layer's input), hidden 4096 (Llama-7B),
 # a calibrated scale (the activations' absmax / 127). The file imports only torch and triton: no stand-in.
 import torch
 

@@ -44,6 +44,6 @@ def reference(e, c, valids=None, softcap=None, return_logit_avg=False):
     if softcap is not None:
         logits = torch.tanh(logits / softcap) * softcap
     lse = torch.logsumexp(logits, -1).float()
-    if return_logit_avg:
-        return lse, logits.mean(0).float()
+    if return_logit_avg:  # the kernel's sum over the rows / B: zeros when no row counts (B = 0)
+        return lse, (logits.sum(0) / max(len(rows), 1)).float()
     return lse
