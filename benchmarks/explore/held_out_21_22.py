@@ -7,6 +7,7 @@ Each subcommand exits 1 while the problem shows (wrong result, crash or run-to-r
 
   python benchmarks/explore/held_out_21_22.py int8_round      # conch int8: truncates where vLLM rounds (P0)
   python benchmarks/explore/held_out_21_22.py gelu_half       # conch gelu_tanh_and_mul: fp16/bf16 do not compile (P0)
+  python benchmarks/explore/held_out_21_22.py int8_strided    # conch int8: row-strided input read as dense (note)
   python benchmarks/explore/held_out_21_22.py cache_hnd       # conch reshape_and_cache: HND cache head stride (note)
   python benchmarks/explore/held_out_21_22.py rms_int32       # conch rms_norm: int32 token offset (note; GPU, 9 GB)
   python benchmarks/explore/held_out_21_22.py cce_repeat      # cut-cross-entropy: run-to-run differences (P1; GPU)
@@ -71,6 +72,21 @@ def int8_round() -> int:
     err_rn = (want.float() * scale - x.float()).abs().mean().item()
     print(f"int8_round: {bad} of {out.numel()} codes differ from round-to-nearest (equal to truncation: "
           f"{torch.equal(out, trunc)}); mean |dequantised error| {err:.5f} vs {err_rn:.5f} rounded")
+    return 1 if bad else 0
+
+
+def int8_strided() -> int:
+    """static_scaled_int8_quant_launcher indexes rows as token_idx * hidden_size and asserts nothing: a column slice
+    of a wider buffer is read as dense rows (the callers give contiguous activations: a robustness note)."""
+    k = _conch("int8")
+    torch.manual_seed(0)
+    x = torch.randn(6, 8192, dtype=torch.float16, device=DEV)[:, :4096]
+    scale = (x.float().abs().amax() / 127).reshape(1)
+    out = torch.zeros_like(x, dtype=torch.int8)
+    k.static_scaled_int8_quant_launcher(out, x, scale)
+    want = (x.float() * (1.0 / scale)).clamp(-128, 127).to(torch.int8)  # the kernel's own truncation: layout only
+    bad = (out != want).sum().item()
+    print(f"int8_strided: row stride {x.stride(0)}, hidden {x.shape[1]}: {bad} of {out.numel()} codes wrong")
     return 1 if bad else 0
 
 
@@ -224,7 +240,8 @@ def cce_int32() -> int:
 
 
 if __name__ == "__main__":
-    cmds = {f.__name__: f for f in (int8_round, gelu_half, cache_hnd, rms_int32, cce_repeat, cce_int32)}
+    cmds = {f.__name__: f for f in (int8_round, int8_strided, gelu_half, cache_hnd, rms_int32, cce_repeat,
+                                      cce_int32)}
     if len(sys.argv) != 2 or sys.argv[1] not in cmds:
         sys.exit(f"usage: {sys.argv[0]} {{{','.join(cmds)}}}")
     if not CUDA and sys.argv[1] != "gelu_half":
