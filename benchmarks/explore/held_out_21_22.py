@@ -243,7 +243,8 @@ if __name__ == "__main__":
     cmds = {f.__name__: f for f in (int8_round, int8_strided, gelu_half, cache_hnd, rms_int32, cce_repeat,
                                       cce_int32)}
     if len(sys.argv) != 2 or sys.argv[1] not in cmds:
-        sys.exit(f"usage: {sys.argv[0]} {{{','.join(cmds)}}}")
+        print(f"usage: {sys.argv[0]} {{{','.join(cmds)}}}", file=sys.stderr)
+        sys.exit(2)
     if not CUDA and sys.argv[1] != "gelu_half":
         os.environ["TRITON_INTERPRET"] = "1"  # read when the corpus file's @triton.jit runs, at its import
     sys.exit(cmds[sys.argv[1]]())
