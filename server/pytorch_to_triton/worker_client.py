@@ -36,6 +36,9 @@ ENV_ALLOW = {
     "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
     "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
     "P2T_WORKER_PROFILE",  # worker/__main__.py: a cProfile per request (benchmarks/worker_gap.py)
+    # The compilers Triton (its launchers, CC) and Inductor (CXX) run: the worker's Triton must use the one the user's
+    # Triton would, and the sandbox allows exec of exactly that one (worker/toolchain.py).
+    "CC", "CXX",
 }
 ENV_ALLOW_PREFIXES = ("TRITON_", "LC_", "NCCL_", "CUBLAS_", "CUDNN_", "PYTORCH_")
 STDERR_TAIL_BYTES = 64 * 1024
