@@ -4,9 +4,8 @@ each kernel's launcher stub on its first launch on a GPU (triton.runtime.build.c
 answer (1). Under the sandbox it passes only if exec follows the compiler Triton resolves, with what that compiler
 runs (cc1, as, collect2, ld), and the build writes only to the Triton cache and the scratch directory."""
 
-from triton.runtime.build import compile_module_from_src
-
 from good import reference as _kernel
+from triton.runtime.build import compile_module_from_src
 
 SRC = r"""
 #include <Python.h>
