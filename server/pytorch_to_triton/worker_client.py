@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import protocol, sandbox_host
+from . import peaks_store, protocol, sandbox_host
 from .errors import UsageError, WorkerError
 from .trial_progress import ProgressWatch
 
@@ -381,6 +381,8 @@ class WorkerSlot:
         self._next_id += 1
         req_id = self._next_id
         mark = self._tail.mark()
+        if op == "benchmark":  # the peaks measured on this host travel in; new ones come back (peaks_store.py)
+            args = {**args, "peaks_known": peaks_store.known(self.state_dir)}
         try:
             protocol.write_message(self._to_worker, {"id": req_id, "op": op, "args": args})
         except (BrokenPipeError, OSError):
@@ -460,6 +462,8 @@ class WorkerSlot:
                         result = msg.get("result") or {}
                         result.setdefault("worker_output", self._tail.text(mark, limit=2000) if self._tail.total > mark else "")
                         self.last_runtime = result.get("runtime") or self.last_runtime
+                        if result.get("peaks_measured"):  # the host writes them: the worker may not
+                            peaks_store.remember(self.state_dir, result.pop("peaks_measured"))
                         if self._sandboxed:
                             sandbox_host.after_call(pid, scratch_tmp, result)
                         if msg.get("worker_exiting"):
