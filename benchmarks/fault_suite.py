@@ -296,7 +296,7 @@ def entries() -> list[Entry]:
 
 def _versions(svc: Service) -> dict[str, Any]:
     rep = svc.validate(reference="reference.py", candidates=["good.py"], **KW)
-    return {k: rep.runtime.get(k) for k in ("device", "interpreter", "torch", "triton", "gpu", "python", "cuda")}
+    return {k: rep.runtime.get(k) for k in ("device", "interpreter", "torch", "triton", "gpu", "python", "cuda", "sandbox")}
 
 
 def main(argv: list[str] | None = None) -> int:

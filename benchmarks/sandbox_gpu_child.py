@@ -19,7 +19,7 @@ try:
     elif order == "worker":  # what the worker does now: CUDA, Triton's driver and libcuda's path, then confine
         from pytorch_to_triton.worker import gpu_first
         print("init_cuda:", gpu_first.init_cuda() or "ok", flush=True)
-    print("confine:", sandbox.confine(os.getcwd()).summary[:80], flush=True)
+    print("confine:", sandbox.confine(os.getcwd()).summary, flush=True)
     import torch
     import triton
     import triton.language as tl

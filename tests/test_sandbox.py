@@ -131,6 +131,20 @@ def box(tmp_path: Path):
         b.listener.close()
 
 
+def test_a_tool_that_cannot_start_fails_with_that_reason(tmp_path: Path) -> None:
+    """A child process whose PYTHONPATH lacks a dependency (on the GPU machine the tests once dropped the carried
+    .site folder: `import pydantic` failed) fails the test as 'could not start the tool', with the import error."""
+    shadow = tmp_path / "site" / "pydantic"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('pydantic is not on this PYTHONPATH')\n")
+    env = child_env(PYTHONPATH=os.pathsep.join([str(ROOT / "server"), str(tmp_path / "site")]))
+    with pytest.raises(pytest.fail.Exception, match="could not start the tool .*pydantic is not on this PYTHONPATH"):
+        _tool_starts(env)
+    kept = child_env()["PYTHONPATH"].split(os.pathsep)
+    assert kept[0] == str(ROOT / "server")  # the caller's PYTHONPATH follows, never dropped
+    assert all(p in kept for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+
+
 def _cli(box: Box, *args: str, env: dict[str, str] | None = None, timeout: float = 280) -> dict:
     out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "validate", "--json", "-q", *args, *KW],
                          cwd=box.ws, env=env or box.env, capture_output=True, text=True, timeout=timeout)
