@@ -57,7 +57,8 @@ def faults(d: Path, limit: float) -> tuple[str, str]:
     bad = [r["name"] for r in rows if not (r.get("as_expected") and r.get("next_call_ok"))]
     skipped = f.get("not_run") or []
     wall = float(f.get("wall_s") or 0)
-    state = "FAIL" if bad or wall > limit else "INCOMPLETE" if skipped else "PASS"
+    confined = str((f.get("runtime") or {}).get("sandbox")).startswith(CONFINED)
+    state = "FAIL" if bad or wall > limit or not confined else "INCOMPLETE" if skipped else "PASS"
     return state, (f"{len(rows)} entries, UNEXPECTED {len(bad)} {bad or ''}, not run {len(skipped)} {skipped or ''}, "
                    f"{wall:.0f} s of {limit:g} s; sandbox: {str((f.get('runtime') or {}).get('sandbox'))[:40]}")
 
@@ -104,7 +105,7 @@ def overhead(d: Path) -> tuple[str, str]:
         return "INCOMPLETE", "no sandbox_cost.json"
     parts, ping, call = c.get("parts") or {}, c.get("warm_ping_ms") or {}, c.get("warm_call_ms") or {}
     bench = (c.get("gpu_toolchain") or {}).get("benchmark") or {}
-    state = "PASS" if c.get("warm_overhead_under_5ms") and not c.get("errors") else "FAIL"
+    state = "PASS" if c.get("warm_overhead_under_5ms") and not c.get("errors") and bench.get("ok", True) else "FAIL"
     return state, (f"sandbox's own work {parts.get('total_ms')} ms/call, warm ping on-off {ping.get('overhead')} ms, "
                    f"warm call on-off {call.get('overhead')} ms; run_benchmark of good.py confined ok={bench.get('ok')}"
                    + (f"; errors: {str(c['errors'])[:300]}" if c.get("errors") else ""))
