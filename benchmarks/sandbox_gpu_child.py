@@ -8,6 +8,8 @@ import traceback
 sys.path.insert(0, os.path.join(os.getcwd(), "server"))
 os.environ["P2T_SANDBOX"] = "1"
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="p2t_probe_cache_")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="p2t_probe_inductor_")  # as the worker has them
+os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # sandbox_host.worker_env: no compile pool outliving a call
 from pytorch_to_triton.worker import sandbox  # noqa: E402
 
 order = sys.argv[1]

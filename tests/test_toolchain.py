@@ -98,3 +98,12 @@ def test_the_ruleset_lets_exactly_the_resolved_compilers_run(tmp_path: Path) -> 
         if found and os.path.realpath(found) not in real.executables():
             assert os.path.realpath(found) not in runnable, other
     assert not any(pol.rules[d] & sandbox.WRITE_FILE for d in real.read_dirs if d in pol.rules)
+
+
+def test_a_compiler_that_is_a_script_is_named_not_allowed_a_shell(tmp_path: Path) -> None:
+    """A CC that is a shell script would need /bin/sh, which the sandbox never runs: the summary says so."""
+    script = tmp_path / "gcc"
+    script.write_text("#!/bin/sh\nexec /usr/bin/gcc \"$@\"\n")
+    script.chmod(0o755)
+    tc = toolchain.resolve({"PATH": os.environ["PATH"], "CC": str(script)})
+    assert "is a script" in tc.describe() and "/bin/sh" not in tc.executables()

@@ -220,7 +220,7 @@ def build_policy(workspace: str, scratch_root: str, caches: list[str],
               "/usr/local/cuda", "/sys", "/run/nvidia-persistenced"):
         pol.grant(d, READ)
     _grant_proc(pol)
-    for var in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV"):
+    for var in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "TRITON_LIBCUDA_PATH"):  # libcuda: -lcuda
         if os.environ.get(var) and not _home_or_above(os.environ[var]):
             pol.grant(os.environ[var], READ)
     for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep):

@@ -55,7 +55,8 @@ class Toolchain:
         """A few words for the sandbox summary: which compiler, how many helper programs."""
         if not self.c_compiler:
             return "no C compiler found (Triton cannot build its launchers)"
-        return f"C compiler {self.c_compiler} (+{len(self.programs)} programs it runs)"
+        return f"C compiler {self.c_compiler} (+{len(self.programs)} programs it runs)" + "".join(
+            f"; {n}" for n in self.notes)
 
 
 def _which(name: str, env: Mapping[str, str]) -> str | None:
@@ -116,6 +117,14 @@ def _answers(procs: dict[str, subprocess.Popen]) -> dict[str, str]:
     return out
 
 
+def _is_script(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
+
+
 def _install_dir(search_dirs: str) -> str | None:
     """gcc's `install:` directory (-print-search-dirs), resolved; clang prints none."""
     for line in search_dirs.splitlines():
@@ -134,6 +143,10 @@ def resolve(env: Mapping[str, str] | None = None) -> Toolchain:
     tc.c_compiler, tc.cxx_compiler = _real(named_c, env), _real(named_cxx, env)
     if named_c and not tc.c_compiler:
         tc.notes.append(f"Triton's C compiler {named_c!r} (CC or PATH) is not an executable file")
+    for cc in (tc.c_compiler, tc.cxx_compiler):
+        if cc and _is_script(cc):  # its interpreter (a shell) may not run under the sandbox: say so, do not allow it
+            tc.notes.append(f"{cc} is a script: the shell it needs cannot run under the sandbox; set CC/CXX to the "
+                            "compiler it runs")
     jobs: list[tuple[str, dict[str, subprocess.Popen]]] = []
     for cc, helpers in ((tc.c_compiler, C_HELPERS), (tc.cxx_compiler, CXX_HELPERS)):
         if cc:
