@@ -359,21 +359,24 @@ def test_a_pinned_libcuda_path_spares_triton_the_ldconfig_a_confined_worker_may_
 def test_every_result_says_what_confined_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """runtime.sandbox in the result of every tool that runs user code (validation, benchmark or its no-GPU estimate,
     audit's compiled part and probes, suite), and an audit that ran none of the file's code says so."""
+    from pytorch_to_triton import peaks_store
     from pytorch_to_triton.service import NO_CODE_RAN, Service
     from pytorch_to_triton.suite import run_suite
     from pytorch_to_triton.worker_client import Limits
 
     monkeypatch.setenv("P2T_SPARE_WORKER", "0")
+    monkeypatch.setenv("P2T_SANDBOX", "1")  # confined on a GPU too, whatever sandbox_host.GPU_CONFINED_BY_DEFAULT says
     ws = tmp_path / "ws"
     (ws / "p").mkdir(parents=True)
     for name in ("reference.py", "good.py"):
         shutil.copy(FAULTS / name, ws / "p" / name)
     svc = Service(ws, limits=Limits(sandbox=True))
     try:
+        bench = svc.benchmark(reference="p/reference.py", candidates=["p/good.py"], repeats=1)
         got = {
             "validate": svc.validate(reference="p/reference.py", candidates=["p/good.py"], trials=1,
                                      only_cases=["odd_7"]).runtime,
-            "benchmark": svc.benchmark(reference="p/reference.py", candidates=["p/good.py"]).runtime,
+            "benchmark": bench.runtime,
             "audit": svc.audit(path="p/good.py", reference="p/reference.py").runtime,
             "suite": run_suite(svc, directory=".", trials=1, benchmark=False, kernelbench=False).runtime,
         }
@@ -383,3 +386,7 @@ def test_every_result_says_what_confined_the_code(tmp_path: Path, monkeypatch: p
     for tool, runtime in got.items():
         assert str(runtime.get("sandbox", "")).startswith("sandbox: landlock v"), (tool, runtime)
     assert static == {"sandbox": NO_CODE_RAN}
+    state = ws / ".pytorch-to-triton"
+    if bench.timings:  # a GPU timed it in the confined worker: the peaks it measured were written by the host
+        assert bench.ok, bench.summary
+        assert peaks_store.known(state) and not list(state.glob("peaks.*.tmp"))
