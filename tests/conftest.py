@@ -19,12 +19,17 @@ CHILD_ENV = ("PATH", "LANG", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONHOME", "LD_LI
 CHILD_ENV_PREFIXES = ("LC_", "TRITON_")
 
 
+def pythonpath(*first: str) -> str:
+    """PYTHONPATH for a process a test starts: `first`, this checkout's server/, then the caller's PYTHONPATH (never
+    dropped: on the GPU machine the project's dependencies come from a carried site folder on it)."""
+    return os.pathsep.join(p for p in (*first, str(ROOT / "server"), os.environ.get("PYTHONPATH")) if p)
+
+
 def child_env(**extra: str) -> dict[str, str]:
-    """The environment for a tool process a test starts: the caller's variables above, PYTHONPATH = this checkout's
-    server/ before the caller's PYTHONPATH (never instead of it), then `extra`."""
+    """The environment for a tool process a test starts: the caller's variables above, pythonpath(), then `extra`."""
     env = {k: v for k, v in os.environ.items() if k in CHILD_ENV or k.startswith(CHILD_ENV_PREFIXES)}
     env.pop("TRITON_INTERPRET", None)  # the worker decides from the device it finds
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = pythonpath()
     env.update(extra)
     return env
 
