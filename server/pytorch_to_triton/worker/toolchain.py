@@ -16,6 +16,9 @@ path when it found the program in its own directories, or the bare name when exe
 most systems). The driver also reads its own installation (specs, its include directory, crt*.o, libgcc), so its
 prefix (the directory above its bin/, e.g. /opt/gcc for /opt/gcc/bin/gcc) is readable too.
 
+Building Triton 3.6's launchers before confinement is not possible: one is built per kernel signature, at that
+kernel's first launch (Triton 3.9 launches through one prebuilt launcher). So exec follows the compiler instead.
+
 Everything here runs before confinement, in the worker's own environment (the one Triton will see: the server passes
 CC and CXX through, worker_client.ENV_ALLOW). The queries run in parallel: ~12 ms for one gcc on the dev VM.
 """
@@ -28,8 +31,9 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-C_HELPERS = ("cc1", "as", "ld", "collect2", "lto-wrapper")
-CXX_HELPERS = ("cc1plus", "as", "ld", "collect2")
+# collect2 runs the first of real-ld, collect-ld, ld it finds in the driver's directories, then ld on PATH.
+C_HELPERS = ("cc1", "as", "collect2", "real-ld", "collect-ld", "ld", "lto-wrapper")
+CXX_HELPERS = ("cc1plus", "as", "collect2", "real-ld", "collect-ld", "ld")
 QUERY_TIMEOUT_S = 10.0
 
 
@@ -149,7 +153,10 @@ def resolve(env: Mapping[str, str] | None = None) -> Toolchain:
                             "compiler it runs")
     jobs: list[tuple[str, dict[str, subprocess.Popen]]] = []
     for cc, helpers in ((tc.c_compiler, C_HELPERS), (tc.cxx_compiler, CXX_HELPERS)):
-        if cc:
+        if cc and cc == tc.cxx_compiler and tc.c_compiler and os.path.dirname(cc) == os.path.dirname(tc.c_compiler):
+            helpers = ("cc1plus",)  # g++ beside gcc: the same installation answers the same for the rest
+            jobs.append((cc, _ask(cc, [f"-print-prog-name={h}" for h in helpers], env)))
+        elif cc:
             jobs.append((cc, _ask(cc, [f"-print-prog-name={h}" for h in helpers] + ["-print-search-dirs"], env)))
     for cc, procs in jobs:
         answers = _answers(procs)
