@@ -5,7 +5,8 @@ one line per item, PASS / FAIL / INCOMPLETE, and why. Reads only files; runs not
 
 DIR holds sandbox_probe.log (sandbox_gpu_probe.py), sandbox_corpus.json (sandbox_cost.py --corpus-only),
 faults/fault_suite.json (fault_suite.py), labels.json + suite.json (gpu_suite.py), gallery.json (run_examples.py) and
-sandbox_cost.json (sandbox_cost.py --no-corpus). Exit 0 only when every item passes.
+sandbox_cost.json (sandbox_cost.py --no-corpus), peaks.json (the host's, after the gallery). Exit 0 only when every
+item passes.
 """
 
 from __future__ import annotations
@@ -45,8 +46,11 @@ def corpus(d: Path) -> tuple[str, str]:
     mcp = tests.get("test_hostile_corpus_is_contained_under_the_mcp_client")
     cli = tests.get("test_hostile_corpus_is_contained_under_the_cli")
     passed = sum(v == "PASSED" for v in tests.values())
+    skipped = [t for t, v in tests.items() if v == "SKIPPED"]
     return ("PASS" if c.get("contained") else "INCOMPLETE" if c.get("not_started") else "FAIL"), \
-        f"{c.get('verdict')}: CLI {cli}, MCP {mcp}, {passed}/{len(tests)} tests passed in {c.get('seconds')} s"
+        (f"{c.get('verdict')}: CLI {cli}, MCP {mcp}, {passed}/{len(tests)} tests passed in {c.get('seconds')} s"
+         + (f"; skipped: {', '.join(skipped)} ({'; '.join((c.get('reasons') or {}).get(t, '') for t in skipped)})"
+            if skipped else ""))
 
 
 def faults(d: Path, limit: float) -> tuple[str, str]:
@@ -76,10 +80,11 @@ def suite(d: Path) -> tuple[str, str]:
     return state, f"{tally}; units confined: {sandbox.startswith(CONFINED)} ({sandbox[:40]})"
 
 
-def gallery(d: Path) -> tuple[str, str]:
+def gallery(d: Path, expected: list[str]) -> tuple[str, str]:
     g = _json(d / "gallery.json")
     if not g:
         return "INCOMPLETE", "no gallery.json"
+    missing = [n for n in expected if n not in (g.get("examples") or {})]
     timed, problems = [], []
     for name, e in (g.get("examples") or {}).items():
         b = e.get("benchmark")
@@ -95,8 +100,11 @@ def gallery(d: Path) -> tuple[str, str]:
         else:
             problems.append(f"{name}: stages timed {bool(ok)}, torch.compile timed {compiled}, sandbox "
                             f"{sandbox[:40]!r}")
-    state = "FAIL" if problems else "PASS" if timed else "INCOMPLETE"
-    return state, f"timed confined: {', '.join(timed) or 'none'}" + (f"; {'; '.join(problems)}" if problems else "")
+    if timed and not isinstance(_json(d / "peaks.json"), dict):
+        problems.append("no peaks.json from the host after timing (the peaks the confined worker measured are lost)")
+    state = "FAIL" if problems else "PASS" if timed and not missing else "INCOMPLETE"
+    return state, (f"timed confined: {', '.join(timed) or 'none'}" + (f"; {'; '.join(problems)}" if problems else "")
+                   + (f"; not reached in the time limit: {', '.join(missing)}" if missing else ""))
 
 
 def overhead(d: Path) -> tuple[str, str]:
@@ -115,13 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir")
     ap.add_argument("--fault-limit", type=float, default=170.0, help="the fault suite's own limit (seconds)")
+    ap.add_argument("--gallery", default="", help="the examples run_examples.py was asked for (comma-separated)")
     args = ap.parse_args(argv)
     d = Path(args.dir)
     items = [("probe: Triton launch + torch.compile confined", probe(d)),
              ("hostile corpus, CLI and MCP client", corpus(d)),
              ("fault suite: 0 UNEXPECTED within its limit", faults(d, args.fault_limit)),
              ("KernelBench-form corpus verdicts = labels", suite(d)),
-             ("run_benchmark times the gallery confined", gallery(d)),
+             ("run_benchmark times the gallery confined", gallery(d, [n for n in args.gallery.split(",") if n])),
              ("warm-call overhead < 5 ms", overhead(d))]
     print("\n| acceptance (issue 37) | result | evidence |\n|---|---|---|")
     for name, (state, why) in items:

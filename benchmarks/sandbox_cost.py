@@ -179,7 +179,8 @@ def _q(xs: list[float], q: float) -> float:
 
 def _corpus() -> dict[str, Any]:
     """tests/test_sandbox.py under pytest: the hostile corpus through the CLI and the MCP client, the off switch, and
-    the no-Landlock path. Contained means every test passed (a skip, for a kernel without Landlock ABI 4, is not)."""
+    the no-Landlock path. Contained means both corpus tests (CLI, MCP client) passed and no test failed; a skip of
+    another test (the compiler test where gcc is laid out otherwise) is listed, not counted against it."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), os.environ.get("PYTHONPATH", "")])}
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
@@ -193,7 +194,9 @@ def _corpus() -> dict[str, Any]:
             results[name] = parts[0]
             if " - " in parts[1]:
                 reasons[name] = parts[1].split(" - ", 1)[1][:300]
-    contained = out.returncode == 0 and results and all(v == "PASSED" for v in results.values())
+    corpus = ("test_hostile_corpus_is_contained_under_the_cli", "test_hostile_corpus_is_contained_under_the_mcp_client")
+    contained = (out.returncode == 0 and all(results.get(t) == "PASSED" for t in corpus)
+                 and not any(v in ("FAILED", "ERROR") for v in results.values()))
     # A test that could not start the tool (tests/test_sandbox.py says so in its failure) says nothing about
     # containment: reported apart, so a broken environment is not read as a breach.
     not_started = sorted(n for n, why in reasons.items() if "could not start the tool" in why)
