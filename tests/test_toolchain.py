@@ -107,3 +107,4 @@ def test_a_compiler_that_is_a_script_is_named_not_allowed_a_shell(tmp_path: Path
     script.chmod(0o755)
     tc = toolchain.resolve({"PATH": os.environ["PATH"], "CC": str(script)})
     assert "is a script" in tc.describe() and "/bin/sh" not in tc.executables()
+

@@ -37,7 +37,8 @@ ENV_ALLOW = {
     "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
     "P2T_WORKER_PROFILE",  # worker/__main__.py: a cProfile per request (benchmarks/worker_gap.py)
     # The compilers Triton (its launchers, CC) and Inductor (CXX) run: the worker's Triton must use the one the user's
-    # Triton would, and the sandbox allows exec of exactly that one (worker/toolchain.py).
+    # Triton would, and the sandbox allows exec of exactly that one (worker/toolchain.py). Passed only when they name
+    # an executable (scrubbed_env): Triton runs CC as one path, so "ccache gcc" would break every launcher build.
     "CC", "CXX",
 }
 ENV_ALLOW_PREFIXES = ("TRITON_", "LC_", "NCCL_", "CUBLAS_", "CUDNN_", "PYTORCH_")
@@ -76,6 +77,9 @@ def scrubbed_env(extra: dict[str, str]) -> dict[str, str]:
         k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith(ENV_ALLOW_PREFIXES)
     }
     env.pop("TRITON_INTERPRET", None)  # the worker decides from the device it finds
+    for var in ("CC", "CXX"):
+        if var in env and shutil.which(env[var], path=env.get("PATH")) is None:
+            env.pop(var)  # not one executable: the worker's Triton then finds gcc/clang on PATH, as without CC
     env.update(extra)
     return env
 
