@@ -238,8 +238,10 @@ def entries() -> list[Entry]:
         Entry("recursion_error", "fault", "unbounded Python recursion", exp("exception"), _candidate("recursion")),
         Entry("c_stack_overflow", "fault", "setrecursionlimit(10**7) + json.dumps of a 10**6-deep list",
               exp("crashed", "memory_limit", "exception"), _candidate("stack_overflow", "long")),
+        # On a GPU the illegal address poisons the CUDA context: since issue 25 the validator names that case
+        # `cuda_fatal` (worker/case_log.py), as it does for a device assert; `exception` would be a misread.
         Entry("kernel_oob_load", "cuda", "kernel load 2**40 elements past the input (illegal address)",
-              exp("crashed", cuda=("exception", "crashed")), _candidate("cuda_illegal")),
+              exp("crashed", cuda=("cuda_fatal", "crashed")), _candidate("cuda_illegal")),
         Entry("device_assert", "cuda", "tl.device_assert that always fires (debug=True)",
               exp("mismatch", "exception", "crashed", cuda=("exception", "crashed", "cuda_fatal")),
               _candidate("cuda_assert")),
@@ -294,7 +296,7 @@ def entries() -> list[Entry]:
 
 def _versions(svc: Service) -> dict[str, Any]:
     rep = svc.validate(reference="reference.py", candidates=["good.py"], **KW)
-    return {k: rep.runtime.get(k) for k in ("device", "interpreter", "torch", "triton", "gpu", "python", "cuda")}
+    return {k: rep.runtime.get(k) for k in ("device", "interpreter", "torch", "triton", "gpu", "python", "cuda", "sandbox")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-processes", type=int, default=32)
     ap.add_argument("--only", default="", help="comma-separated entry names")
     ap.add_argument("--keep", action="store_true", help="keep the temporary workspace")
+    ap.add_argument("--budget", type=float, default=0.0,
+                    help="seconds after which no entry starts (0: none); the rest are listed as not run. Each entry "
+                         "then ends within its own limits, so a hard limit of budget + 30 s keeps the whole record")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -323,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     svc = Service(ws, limits=Limits(memory_bytes=CTX.memory, max_processes=args.max_processes))
     CTX.device = "cuda" if svc.pool.slots[0].name.startswith("cuda") else "cpu"
     rows: list[dict[str, Any]] = []
+    not_run: list[str] = []
+    start = time.monotonic()
+    data: dict[str, Any] = {}
     try:
         t0 = time.monotonic()
         assert _good(svc), "the known-good candidate fails: fix the setup first"
@@ -333,8 +341,16 @@ def main(argv: list[str] | None = None) -> int:
         env = _versions(svc)
         log(f"device {CTX.device}, cold start {cold:.1f} s, warm call {warm:.2f} s, {env}")
         only = {s.strip() for s in args.only.split(",") if s.strip()}
+        data = {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "host": socket.gethostname(),
+                "platform": platform.platform(), "cpus": os.cpu_count(), "device": CTX.device, "runtime": env,
+                "memory_limit_gib": gib, "max_processes": args.max_processes, "hang_timeout_s": args.hang_timeout,
+                "cold_start_s": round(cold, 3), "warm_call_s": round(warm, 3), "budget_s": args.budget,
+                "entries": rows, "not_run": not_run}
         for e in entries():
             if (only and e.name not in only) or CTX.device not in e.devices:
+                continue
+            if args.budget and time.monotonic() - start > args.budget:
+                not_run.append(e.name)
                 continue
             if not _good(svc):
                 log(f"{e.name}: the warm-up call failed; skipped")
@@ -365,22 +381,28 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             log(f"{e.name:28s} {row['result']:14s} report {row['report_s']:6.2f} s  recovery {row['recovery_s']:6.2f} s"
                 f"  {'ok' if row['as_expected'] and next_ok else 'UNEXPECTED'}")
+            _write(out, data, time.monotonic() - start)  # after every entry: a run killed from outside keeps its record
     finally:
         svc.close()
         if not args.keep:
             shutil.rmtree(ws_parent, ignore_errors=True)
-    data = {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "host": socket.gethostname(), "platform": platform.platform(),
-            "cpus": os.cpu_count(), "device": CTX.device, "runtime": env, "memory_limit_gib": gib,
-            "max_processes": args.max_processes, "hang_timeout_s": args.hang_timeout, "cold_start_s": round(cold, 3),
-            "warm_call_s": round(warm, 3), "entries": rows}
-    (out / "fault_suite.json").write_text(json.dumps(data, indent=2, default=str))
-    md = render(data)
-    (out / "fault_suite.md").write_text(md)
+    md = _write(out, data, time.monotonic() - start)
     print(md)
     bad = [r["name"] for r in rows if not (r["as_expected"] and r["next_call_ok"])]
     if bad:
         log(f"unexpected: {', '.join(bad)}")
+    if not_run:
+        log(f"not run (past --budget {args.budget:g} s): {', '.join(not_run)}")
     return 1 if bad else 0
+
+
+def _write(out: Path, data: dict[str, Any], wall_s: float) -> str:
+    """fault_suite.json and fault_suite.md as they stand; returns the markdown."""
+    data["wall_s"] = round(wall_s, 1)
+    (out / "fault_suite.json").write_text(json.dumps(data, indent=2, default=str))
+    md = render(data)
+    (out / "fault_suite.md").write_text(md)
+    return md
 
 
 def render(data: dict[str, Any]) -> str:
@@ -390,7 +412,9 @@ def render(data: dict[str, Any]) -> str:
         f"{data['date']} on {data['host']} ({data['cpus']} CPUs), torch {rt.get('torch')}, triton {rt.get('triton')}, "
         f"Python {rt.get('python')}. Worker limits: {data['memory_limit_gib']:g} GiB host memory, "
         f"{data['max_processes']} processes; hang cases use timeout_s={data['hang_timeout_s']:g}. "
-        f"Cold worker start {data['cold_start_s']:.1f} s, warm call {data['warm_call_s']:.2f} s.", "",
+        f"Cold worker start {data['cold_start_s']:.1f} s, warm call {data['warm_call_s']:.2f} s. "
+        f"Whole suite {data.get('wall_s', 0):.0f} s" + (f" (budget {data['budget_s']:g} s)" if data.get("budget_s")
+                                                       else "") + ".", "",
         "recovery = time from the fault's report to the next correct answer of the same Service.", "",
         "| entry | what | result | expected | report (s) | recovery (s) | worker restarted | next call |",
         "|---|---|---|---|---|---|---|---|",
@@ -402,6 +426,9 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"| {r['name']} | {r['what']} | {r['result']}{where}{extra}{mark} | {' / '.join(r['expected'])} | "
                      f"{r['report_s']:.2f} | {r['recovery_s']:.2f} | {'yes' if r['worker_restarted'] else 'no'} | "
                      f"{'ok' if r['next_call_ok'] else 'FAILED'} |")
+    bad = [r["name"] for r in data["entries"] if not (r["as_expected"] and r["next_call_ok"])]
+    lines += ["", f"UNEXPECTED: {len(bad)}" + (f" ({', '.join(bad)})" if bad else "") + f"; not run (budget): "
+              f"{len(data.get('not_run') or [])}" + (f" ({', '.join(data['not_run'])})" if data.get("not_run") else "")]
     lines += ["", "Messages:", ""]
     for r in data["entries"]:
         msg = " ".join(str(r.get("message", "")).split())[:300].replace("|", "\\|")

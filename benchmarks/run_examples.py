@@ -56,6 +56,7 @@ def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, val
                     b = svc.benchmark(reference=ref, candidates=stages, repeats=repeats, timeout_s=500,
                                       cuda_graph=cuda_graph)
                     entry["benchmark"] = {"summary": b.summary, "verdict": b.verdict, "environment": b.environment,
+                                          "runtime": b.runtime,
                                           "peaks": b.peaks, "timings": [t.model_dump(mode="json", exclude={"autotune"})
                                                                         for t in b.timings],
                                           "autotune": {t.impl: t.autotune for t in b.timings if t.autotune}}

@@ -14,6 +14,7 @@ running tests/test_sandbox.py under pytest; the JSON says contained or not, per 
 
     python benchmarks/sandbox_cost.py                      # CPU: the interpreter
     OUT=/tmp/out python benchmarks/sandbox_cost.py         # writes $OUT/sandbox_cost.json
+    OUT=/tmp/out python benchmarks/sandbox_cost.py --corpus-only   # the corpus alone: $OUT/sandbox_corpus.json
 
 Target: the warm-call overhead (on - off) under 5 ms. Logs go to stderr; the JSON is printed last on stdout.
 """
@@ -64,8 +65,9 @@ def _measure(sandbox: bool, pings: int, calls: int) -> dict[str, Any]:
     try:
         rep = svc.validate(reference="reference.py", candidates=["good.py"], **KW)
         first_s = time.perf_counter() - t0
-        assert rep.ok, rep.summary
         runtime = dict(rep.runtime or {})
+        if not rep.ok:  # recorded, not raised: the rest of the run (toolchain, corpus) still says what it can
+            return {"sandbox": runtime.get("sandbox"), "error": rep.summary[:2000]}
         ping_ms = []
         for _ in range(pings):
             t = time.perf_counter()
@@ -76,7 +78,8 @@ def _measure(sandbox: bool, pings: int, calls: int) -> dict[str, Any]:
             t = time.perf_counter()
             r = svc.validate(reference="reference.py", candidates=["good.py"], **KW)
             call_ms.append((time.perf_counter() - t) * 1e3)
-            assert r.ok, r.summary
+            if not r.ok:
+                return {"sandbox": runtime.get("sandbox"), "error": r.summary[:2000]}
     finally:
         svc.close()
         shutil.rmtree(ws.parent, ignore_errors=True)
@@ -86,6 +89,10 @@ def _measure(sandbox: bool, pings: int, calls: int) -> dict[str, Any]:
                              "p90": round(_q(ping_ms, 0.9), 3), "n": pings},
             "warm_call_ms": {"median": round(statistics.median(call_ms), 2), "p10": round(_q(call_ms, 0.1), 2),
                              "p90": round(_q(call_ms, 0.9), 2), "n": calls}}
+
+
+_NAN_ROUND: dict[str, Any] = {"sandbox": None, "first_call_s": float("nan"), "warm_ping_ms": {"median": float("nan")},
+                               "warm_call_ms": {"median": float("nan")}}
 
 
 def _parts(n: int = 500) -> dict[str, float]:
@@ -151,7 +158,7 @@ def _gpu_toolchain() -> dict[str, Any]:
             rows = [t.model_dump(mode="json") for t in rep.timings]
             out["benchmark"] = {"ok": rep.ok, "summary": rep.summary[:1500], "rows": [
                 {k: r.get(k) for k in ("impl", "name", "case", "ok", "error", "median_ms", "suspect") if k in r}
-                for r in rows], "sandbox": (rep.environment or {}).get("sandbox")}
+                for r in rows], "sandbox": (rep.runtime or rep.environment or {}).get("sandbox")}
         except Exception as e:  # noqa: BLE001 - recorded: the point is to see what the sandbox refused
             out["benchmark"] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:3000]}
         try:
@@ -172,19 +179,31 @@ def _q(xs: list[float], q: float) -> float:
 
 def _corpus() -> dict[str, Any]:
     """tests/test_sandbox.py under pytest: the hostile corpus through the CLI and the MCP client, the off switch, and
-    the no-Landlock path. Contained means every test passed (a skip, for a kernel without Landlock ABI 4, is not)."""
+    the no-Landlock path. Contained means both corpus tests (CLI, MCP client) passed and no test failed; a skip of
+    another test (the compiler test where gcc is laid out otherwise) is listed, not counted against it."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), os.environ.get("PYTHONPATH", "")])}
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
                           str(ROOT / "tests" / "test_sandbox.py")], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=900)
-    results = {}
+    results, reasons = {}, {}
     for line in out.stdout.splitlines():
         parts = line.split(" ", 1)
         if parts[0] in ("PASSED", "FAILED", "SKIPPED", "ERROR") and len(parts) == 2:
-            results[parts[1].split(" - ")[0].split("::")[-1]] = parts[0]
-    contained = out.returncode == 0 and results and all(v == "PASSED" for v in results.values())
-    return {"contained": bool(contained), "tests": results, "seconds": round(time.perf_counter() - t0, 1),
+            name = parts[1].split(" - ")[0].split("::")[-1]
+            results[name] = parts[0]
+            if " - " in parts[1]:
+                reasons[name] = parts[1].split(" - ", 1)[1][:300]
+    corpus = ("test_hostile_corpus_is_contained_under_the_cli", "test_hostile_corpus_is_contained_under_the_mcp_client")
+    contained = (out.returncode == 0 and all(results.get(t) == "PASSED" for t in corpus)
+                 and not any(v in ("FAILED", "ERROR") for v in results.values()))
+    # A test that could not start the tool (tests/test_sandbox.py says so in its failure) says nothing about
+    # containment: reported apart, so a broken environment is not read as a breach.
+    not_started = sorted(n for n, why in reasons.items() if "could not start the tool" in why)
+    verdict = ("contained" if contained else f"NOT RUN: could not start the tool in {', '.join(not_started)}"
+               if not_started else "NOT CONTAINED")
+    return {"contained": bool(contained), "verdict": verdict, "tests": results, "reasons": reasons,
+            "not_started": not_started, "seconds": round(time.perf_counter() - t0, 1),
             "tail": "" if contained else out.stdout[-4000:]}
 
 
@@ -194,13 +213,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2, help="on/off alternations (the medians of the rounds are kept)")
     ap.add_argument("--no-corpus", action="store_true", help="skip the hostile corpus")
+    ap.add_argument("--corpus-only", action="store_true", help="only the hostile corpus (writes sandbox_corpus.json): "
+                    "it checks containment, not time, so it may run beside other work")
     args = ap.parse_args(argv)
+    if args.corpus_only:
+        corpus = _corpus()
+        _emit(json.dumps(corpus, indent=1), "sandbox_corpus.json")
+        return 0 if corpus["contained"] else 1
     rounds: dict[str, list[dict[str, Any]]] = {"on": [], "off": []}
     for i in range(args.rounds):
         for mode in ("on", "off") if i % 2 == 0 else ("off", "on"):
             _log(f"round {i + 1}: sandbox {mode}")
             rounds[mode].append(_measure(mode == "on", args.pings, args.calls))
     summary: dict[str, Any] = {"host": platform.node(), "python": platform.python_version(), "rounds": rounds}
+    summary["sandbox"] = rounds["on"][0]["sandbox"] if rounds["on"] else None
+    errors = [f"sandbox {mode}: {r['error']}" for mode, rs in rounds.items() for r in rs if "error" in r]
+    if errors:  # a good candidate failed: no overhead to compute; the sandbox's refusal is the finding
+        summary["errors"] = errors
+        rounds = {m: [r for r in rs if "error" not in r] or [_NAN_ROUND] for m, rs in rounds.items()}
     for key in ("first_call_s",):
         on = statistics.median(r[key] for r in rounds["on"])
         off = statistics.median(r[key] for r in rounds["off"])
@@ -212,20 +242,24 @@ def main(argv: list[str] | None = None) -> int:
     summary["parts"] = _parts()
     summary["parts"]["total_ms"] = round(summary["parts"]["worker_begin_end_ms"] + summary["parts"]["server_after_call_ms"], 4)
     # The end-to-end difference is noise-bound on a busy host; the parts are the sandbox's own work per call.
-    summary["warm_overhead_under_5ms"] = summary["parts"]["total_ms"] < 5.0 and summary["warm_ping_ms"]["overhead"] < 5.0
-    summary["sandbox"] = rounds["on"][0]["sandbox"]
+    summary["warm_overhead_under_5ms"] = (not errors and summary["parts"]["total_ms"] < 5.0
+                                          and summary["warm_ping_ms"]["overhead"] < 5.0)
     _log("GPU toolchain under the sandbox (benchmark with torch.compile, compiled audit)")
     summary["gpu_toolchain"] = _gpu_toolchain()
     if not args.no_corpus:
         _log("hostile corpus: tests/test_sandbox.py")
         summary["hostile_corpus"] = _corpus()
-    text = json.dumps(summary, indent=1)
+    _emit(json.dumps(summary, indent=1), "sandbox_cost.json")
+    return 0 if summary.get("hostile_corpus", {"contained": True})["contained"] else 1
+
+
+def _emit(text: str, name: str) -> None:
+    """Print the JSON last on stdout, and write it to $OUT/<name> when OUT is set."""
     if os.environ.get("OUT"):
         out = Path(os.environ["OUT"])
         out.mkdir(parents=True, exist_ok=True)
-        (out / "sandbox_cost.json").write_text(text)
+        (out / name).write_text(text)
     print(text)
-    return 0 if summary.get("hostile_corpus", {"contained": True})["contained"] else 1
 
 
 if __name__ == "__main__":

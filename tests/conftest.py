@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,28 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HAS_CUDA = Path("/dev/nvidiactl").exists() and shutil.which("nvidia-smi") is not None
+
+# What a process a test starts needs from the caller's environment to import the project and its dependencies (a
+# carried site folder on PYTHONPATH, a conda or module-system install, a venv) and to find the GPU and the compilers
+# Triton runs. Secrets and the caller's P2T_* settings stay out: the tests run the tools with their defaults.
+CHILD_ENV = ("PATH", "LANG", "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONHOME", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
+             "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CC", "CXX")
+CHILD_ENV_PREFIXES = ("LC_", "TRITON_")
+
+
+def pythonpath(*first: str) -> str:
+    """PYTHONPATH for a process a test starts: `first`, this checkout's server/, then the caller's PYTHONPATH (never
+    dropped: on the GPU machine the project's dependencies come from a carried site folder on it)."""
+    return os.pathsep.join(p for p in (*first, str(ROOT / "server"), os.environ.get("PYTHONPATH")) if p)
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a tool process a test starts: the caller's variables above, pythonpath(), then `extra`."""
+    env = {k: v for k, v in os.environ.items() if k in CHILD_ENV or k.startswith(CHILD_ENV_PREFIXES)}
+    env.pop("TRITON_INTERPRET", None)  # the worker decides from the device it finds
+    env["PYTHONPATH"] = pythonpath()
+    env.update(extra)
+    return env
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import pythonpath
 
 from pytorch_to_triton.audit import AuditReport, Finding
 from pytorch_to_triton.audit.audit_table import parse_audit
@@ -127,7 +128,7 @@ def test_audit_table_parses_and_refuses_a_dispute_without_a_reason() -> None:
 # ---- the probes, run for real -------------------------------------------------------------------------------
 def _run_repro(target: str, harness: str, only: str | None = None) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "pytorch_to_triton.worker.probes", target, "--harness", harness]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
     return subprocess.run(cmd + (["--only", only] if only else []), cwd=FIX, env=env, capture_output=True, text=True,
                           timeout=300)
 
@@ -155,7 +156,7 @@ def test_audit_tool_reports_a_p0_with_a_reproducer_that_fails(service) -> None: 
     only = args[1].strip("'")
     target, harness = args[0].split()[3], args[0].split()[5]
     out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probes", target, "--harness", harness,
-                          "--only", only], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+                          "--only", only], cwd=ROOT, env={**os.environ, "PYTHONPATH": pythonpath()},
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 1 and "out-of-bounds load" in out.stdout
 
@@ -508,7 +509,7 @@ def _rerun(reproducer: str) -> subprocess.CompletedProcess[str]:
 
     cmd = shlex.split(reproducer)
     assert cmd[:3] == ["python", "-m", "pytorch_to_triton.worker.probes"], reproducer
-    return subprocess.run([sys.executable, *cmd[1:]], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+    return subprocess.run([sys.executable, *cmd[1:]], cwd=ROOT, env={**os.environ, "PYTHONPATH": pythonpath()},
                           capture_output=True, text=True, timeout=300)
 
 
@@ -605,7 +606,7 @@ def test_kernelbench_probe_sizes_move_the_module_constants_and_keep_their_relati
 def test_cli_audits_a_scaffolded_kernelbench_task(tmp_path: Path) -> None:
     import shutil
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "pytorch_to_triton", *args], cwd=tmp_path, env=env,
@@ -676,7 +677,7 @@ def test_torch_cuda_device_is_a_no_op_under_the_interpreter_without_cuda() -> No
     code = ("from pytorch_to_triton.worker import interp_compat; import torch; print(interp_compat."
             "install_cuda_device_noop());\nwith torch.cuda.device(torch.zeros(1).device.index): print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+                         env={**os.environ, "PYTHONPATH": pythonpath()})
     assert out.returncode == 0 and "no-op" in out.stdout and "ok" in out.stdout, out.stderr[-800:]
 
 
@@ -738,7 +739,7 @@ def test_a_failure_only_through_a_weight_is_a_verify_note_and_a_refusal_hides_no
     p0 = [f for f in bad.findings if f.severity == "P0"]
     assert [f.check for f in p0] == ["probe_layout"] and "input 0 only" in p0[0].reproducer, bad.markdown
     out = subprocess.run(p0[0].reproducer, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+                         env={**os.environ, "PYTHONPATH": pythonpath()})
     assert out.returncode == 1 and "input 0 only" in out.stdout, out.stdout + out.stderr[-1000:]
 
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import pythonpath
 
 from pytorch_to_triton.cli import _docs_topic, build_parser
 
@@ -62,7 +63,7 @@ def test_a_worker_that_cannot_start_is_an_environment_error_not_a_verdict(tmp_pa
     fake = tmp_path / "numpy"
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root / "server")])}
+    env = {**os.environ, "PYTHONPATH": pythonpath(str(tmp_path))}
     r = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "validate", "examples/softmax/reference.py",
                         "examples/softmax/stage1.py"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 2, (r.stdout, r.stderr)

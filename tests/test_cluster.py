@@ -46,7 +46,7 @@ def test_bundle_ships_named_files_sidecar_and_small_siblings(tmp_path: Path) -> 
     for i in range(shipping.SIBLING_MAX_FILES + 1):  # a KernelBench level folder: siblings stay home
         (big / f"p{i}.py").write_text("x = 1\n")
     args = {"workspace": str(tmp_path), "reference": str(task / "reference.py"), "candidate": str(task / "good.py"),
-            "peaks_file": str(tmp_path / ".pytorch-to-triton" / "peaks.json"), "trials": 1}
+            "trials": 1}
     b = shipping.pack(args, tmp_path)
     assert set(b.files) == {"task/reference.py", "task/good.py", "task/wrong.py", "task/reference.p2t.toml"}
     assert shipping.pack(args, tmp_path).digest == b.digest
@@ -58,9 +58,9 @@ def test_bundle_ships_named_files_sidecar_and_small_siblings(tmp_path: Path) -> 
     remote = shipping.materialize(b.files, b.digest, tmp_path / "scratch")
     assert remote == tmp_path / "scratch" / "ws" / b.digest
     assert (remote / "task" / "good.py").read_bytes() == b.files["task/good.py"]
-    wargs = shipping.rewrite(args, str(tmp_path), remote, tmp_path / "scratch" / "state")
+    wargs = shipping.rewrite(args, str(tmp_path), remote)
     assert wargs["workspace"] == str(remote) and wargs["candidate"] == str(remote / "task" / "good.py")
-    assert wargs["peaks_file"] == str(tmp_path / "scratch" / "state" / "peaks.json") and wargs["trials"] == 1
+    assert wargs["trials"] == 1
     back = shipping.map_back({"tb": f'File "{remote}/task/good.py", line 3'}, remote, str(tmp_path))
     assert back == {"tb": f'File "{tmp_path}/task/good.py", line 3'}
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import pythonpath
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
@@ -368,7 +369,7 @@ def test_writer_killed_mid_write_leaves_the_previous_file_intact(tmp_path: Path)
         "    yield b'never'\n"
         "atomic_write(Path(sys.argv[1]), slow())\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(SERVER_ROOT)}
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
     writer = subprocess.Popen([sys.executable, "-c", script, str(target)], env=env)
     try:
         deadline = time.monotonic() + 20

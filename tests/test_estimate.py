@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import HAS_CUDA
+from conftest import HAS_CUDA, pythonpath
 
 from pytorch_to_triton import gpu_peaks, journal
 from pytorch_to_triton.errors import UsageError
@@ -232,7 +232,7 @@ def test_a_dot_kernels_loads_scale_with_its_flops(tmp_path: Path) -> None:
 def test_cli_bench_without_gpu_prints_the_estimate(tmp_path: Path) -> None:
     for p in FIX.glob("vadd_*.py"):
         shutil.copy(p, tmp_path / p.name)
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
     out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "bench", "vadd_reference.py", "vadd_stage1.py",
                           "--gpu", "h100", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
                          env=env, timeout=300)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import pythonpath
 
 from pytorch_to_triton import journal
 from pytorch_to_triton.errors import UsageError
@@ -119,7 +120,7 @@ def test_service_calls_feed_the_journal_and_cli_report(tmp_path: Path, tmp_servi
     entries = journal.read_entries(tmp_path, task)
     assert [e["tool"] for e in entries] == ["run_validation", "audit_kernel", "audit_kernel"]
     assert entries[0]["files"]["relu/stage1.py"] == journal.sha256_file(tmp_path / "relu" / "stage1.py")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
     report = [sys.executable, "-m", "pytorch_to_triton", "report", task, "--workspace", str(tmp_path)]
     out = subprocess.run(report, capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr

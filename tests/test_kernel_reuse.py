@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import pythonpath
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "kernel_reuse_fixtures" / "autotuned.py"
 
@@ -43,7 +45,7 @@ def test_unchanged_file_adopts_autotune_choices_changed_file_does_not(tmp_path: 
     task = tmp_path / "task"
     task.mkdir()
     shutil.copy(FIXTURE, task / "autotuned.py")
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT / "server"),
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": pythonpath(),
            "TRITON_CACHE_DIR": str(tmp_path / "tcache")}
     res = subprocess.run([sys.executable, "-c", SCRIPT, str(task / "autotuned.py")], capture_output=True, text=True,
                          env=env, timeout=240, check=False)

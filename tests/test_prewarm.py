@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import pythonpath
 
 from pytorch_to_triton.worker.prewarm import process_age_s
 
@@ -88,7 +89,7 @@ assert "torch._dynamo" not in sys.modules
 def test_op_recorder_works_without_importing_dynamo() -> None:
     # torch wraps every TorchDispatchMode's __torch_dispatch__ in torch._disable_dynamo, whose first call imports
     # torch._dynamo; the op recorder does that only once dynamo is loaded (guards.OpRecorder)
-    env = {"PYTHONPATH": str(ROOT / "server"), "TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": pythonpath(), "TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", _NO_DYNAMO], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
 

@@ -21,11 +21,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from conftest import child_env
 
 from pytorch_to_triton.worker.sandbox import abi_version
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).parent / "hostile"
+SANDBOX_FIXTURES = Path(__file__).parent / "sandbox_fixtures"
 FAULTS = Path(__file__).parent / "faults"
 FAKE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\np2t-fake-key-material-0123456789\n-----END OPENSSH PRIVATE KEY-----\n"
 BASHRC = "# the user's own bashrc\n"
@@ -99,28 +101,60 @@ def _box(tmp: Path) -> Box:
     journal.write_text(JOURNAL_LINE)
     listener = Listener()
     (ws / "port.txt").write_text(str(listener.port))
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "VIRTUAL_ENV")}
-    env.update(HOME=str(home), PYTHONPATH=str(ROOT / "server"), P2T_SPARE_WORKER="0", GITHUB_TOKEN=TOKEN,
-               P2T_SANDBOX_FILE_BYTES=str(FILE_BYTES))
+    env = child_env(HOME=str(home), P2T_SPARE_WORKER="0", GITHUB_TOKEN=TOKEN, P2T_SANDBOX_FILE_BYTES=str(FILE_BYTES))
     return Box(tmp, ws, home, env, listener, (ws / "reference.py").read_bytes(), journal)
+
+
+_STARTS: dict[str, str] = {}  # PYTHONPATH -> '' when the tool imports in a child process, else why not
+
+
+def _tool_starts(env: dict[str, str]) -> None:
+    """Fail, naming the reason, when a child process with `env` cannot import the tool (a dependency missing from
+    the PYTHONPATH it was given, ...): that is a broken test environment, not a containment failure."""
+    key = env.get("PYTHONPATH", "")
+    if key not in _STARTS:
+        r = subprocess.run([sys.executable, "-c", "import pydantic, mcp, pytorch_to_triton.cli"], env=env,
+                           capture_output=True, text=True, timeout=120)
+        _STARTS[key] = "" if r.returncode == 0 else (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
+    if _STARTS[key]:
+        pytest.fail(f"could not start the tool (not a containment failure): {_STARTS[key]} "
+                    f"[PYTHONPATH={key}, {sys.executable}]", pytrace=False)
 
 
 @pytest.fixture
 def box(tmp_path: Path):
     b = _box(tmp_path)
     try:
+        _tool_starts(b.env)
         yield b
     finally:
         b.listener.close()
 
 
+def test_a_tool_that_cannot_start_fails_with_that_reason(tmp_path: Path) -> None:
+    """A child process whose PYTHONPATH lacks a dependency (on the GPU machine the tests once dropped the carried
+    .site folder: `import pydantic` failed) fails the test as 'could not start the tool', with the import error."""
+    shadow = tmp_path / "site" / "pydantic"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('pydantic is not on this PYTHONPATH')\n")
+    env = child_env(PYTHONPATH=os.pathsep.join([str(ROOT / "server"), str(tmp_path / "site")]))
+    with pytest.raises(pytest.fail.Exception, match="could not start the tool .*pydantic is not on this PYTHONPATH"):
+        _tool_starts(env)
+    kept = child_env()["PYTHONPATH"].split(os.pathsep)
+    assert kept[0] == str(ROOT / "server")  # the caller's PYTHONPATH follows, never dropped
+    assert all(p in kept for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+
+
 def _cli(box: Box, *args: str, env: dict[str, str] | None = None, timeout: float = 280) -> dict:
     out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "validate", "--json", "-q", *args, *KW],
                          cwd=box.ws, env=env or box.env, capture_output=True, text=True, timeout=timeout)
-    assert out.stdout.strip(), out.stderr[-3000:]
     for secret in (FAKE_KEY.splitlines()[1], TOKEN):  # neither the key nor the server's token reaches any output
         assert secret not in out.stdout + out.stderr
-    return json.loads(out.stdout)
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        pytest.fail(f"could not start the tool (not a containment failure): `validate --json` exited {out.returncode} "
+                    f"without a report; its stderr ends:\n{out.stderr[-3000:]}", pytrace=False)
 
 
 def _sleepers() -> list[int]:
@@ -238,6 +272,52 @@ def test_kernel_without_landlock_is_reported_and_the_call_runs(box: Box) -> None
     assert "files <= 8 MiB" in sandbox  # the limits still apply
 
 
+def _relocated_gcc(tmp: Path) -> Path | None:
+    """A copy of this machine's gcc driver in a directory of its own (tmp/cc/bin/gcc), its installation linked where
+    gcc looks for it (<prefix>/lib/gcc/<target>/<version>, and libexec/ where there is one): like the GPU image's
+    CC=/opt/gcc/bin/gcc, a compiler neither on PATH nor under /usr. None where gcc is laid out otherwise."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        return None
+    real = Path(os.path.realpath(gcc))
+    dirs = subprocess.run([gcc, "-print-search-dirs"], capture_output=True, text=True, timeout=60).stdout
+    install = next((Path(os.path.realpath(line.split(":", 1)[1].strip())) for line in dirs.splitlines()
+                    if line.startswith("install:")), None)
+    prefix = real.parent.parent
+    if install is None or not install.is_relative_to(prefix / "lib"):
+        return None
+    root = tmp / "cc"
+    (root / "bin").mkdir(parents=True)
+    shutil.copy2(real, root / "bin" / "gcc")
+    rel = install.relative_to(prefix)
+    for src, dst in ((install, root / rel), (prefix / "libexec" / rel.relative_to("lib"), root / "libexec" /
+                                             rel.relative_to("lib"))):
+        if src.is_dir():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src)
+    cc1 = subprocess.run([root / "bin" / "gcc", "-print-prog-name=cc1"], capture_output=True, text=True).stdout.strip()
+    return root / "bin" / "gcc" if os.path.isfile(cc1) else None
+
+
+def test_exec_follows_the_compiler_triton_resolves(box: Box) -> None:
+    """CC names a compiler outside PATH and /usr (on the GPU image CC=/opt/gcc/bin/gcc, which the ruleset refused when
+    Triton 3.6 built its first launcher): the confined worker builds a C module with Triton's own build function
+    through it and what it runs (cc1, as, collect2, ld), and the gcc on PATH, not Triton's compiler now, is refused."""
+    cc = _relocated_gcc(box.root)
+    if cc is None:
+        pytest.skip("this machine's gcc is not laid out as <prefix>/bin/gcc + <prefix>/lib/gcc/<target>/<version>")
+    for f in SANDBOX_FIXTURES.glob("*.py"):
+        shutil.copy(f, box.ws / f.name)
+    rep = _cli(box, "reference.py", "launcher_build.py", "other_compiler.py", "good.py", env={**box.env, "CC": str(cc)})
+    built, other, good = rep["candidates"]
+    assert built["ok"], _error_text(built)[:2000]
+    assert not other["ok"], "the gcc on PATH ran although Triton's compiler is another one"
+    assert "Permission denied" in _error_text(other) and "[refused by the sandbox" in _error_text(other), \
+        _error_text(other)[:1500]
+    assert good["ok"], _error_text(good)[:1500]
+    assert f"C compiler {os.path.realpath(cc)} (+" in rep["runtime"]["sandbox"], rep["runtime"]["sandbox"]
+
+
 def test_policy_grants_no_home_and_writes_only_scratch_and_caches(tmp_path: Path) -> None:
     """The ruleset itself (no process is confined here): home and / are never granted, writes go to three places."""
     from pytorch_to_triton.worker import sandbox
@@ -271,7 +351,42 @@ def test_a_pinned_libcuda_path_spares_triton_the_ldconfig_a_confined_worker_may_
         "except ImportError:\n"
         "    print('no nvidia backend'); raise SystemExit(0)\n"
         "print(libcuda_dirs.__wrapped__(), os.environ['TRITON_LIBCUDA_PATH'])\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "server")})
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=child_env())
     assert r.returncode == 0, r.stderr[-1500:]
     assert "no nvidia backend" in r.stdout or "['/opt/fake/libcuda'] /opt/fake/libcuda" in r.stdout, r.stdout
+
+
+def test_every_result_says_what_confined_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """runtime.sandbox in the result of every tool that runs user code (validation, benchmark or its no-GPU estimate,
+    audit's compiled part and probes, suite), and an audit that ran none of the file's code says so."""
+    from pytorch_to_triton import peaks_store
+    from pytorch_to_triton.service import NO_CODE_RAN, Service
+    from pytorch_to_triton.suite import run_suite
+    from pytorch_to_triton.worker_client import Limits
+
+    monkeypatch.setenv("P2T_SPARE_WORKER", "0")
+    monkeypatch.setenv("P2T_SANDBOX", "1")  # confined on a GPU too, whatever sandbox_host.GPU_CONFINED_BY_DEFAULT says
+    ws = tmp_path / "ws"
+    (ws / "p").mkdir(parents=True)
+    for name in ("reference.py", "good.py"):
+        shutil.copy(FAULTS / name, ws / "p" / name)
+    svc = Service(ws, limits=Limits(sandbox=True))
+    try:
+        bench = svc.benchmark(reference="p/reference.py", candidates=["p/good.py"], repeats=1)
+        got = {
+            "validate": svc.validate(reference="p/reference.py", candidates=["p/good.py"], trials=1,
+                                     only_cases=["odd_7"]).runtime,
+            "benchmark": bench.runtime,
+            "audit": svc.audit(path="p/good.py", reference="p/reference.py").runtime,
+            "suite": run_suite(svc, directory=".", trials=1, benchmark=False, kernelbench=False).runtime,
+        }
+        static = svc.audit(path="p/good.py", compile=False, probe=False).runtime
+    finally:
+        svc.close()
+    for tool, runtime in got.items():
+        assert str(runtime.get("sandbox", "")).startswith("sandbox: landlock v"), (tool, runtime)
+    assert static == {"sandbox": NO_CODE_RAN}
+    state = ws / ".pytorch-to-triton"
+    if bench.timings:  # a GPU timed it in the confined worker: the peaks it measured were written by the host
+        assert bench.ok, bench.summary
+        assert peaks_store.known(state) and not list(state.glob("peaks.*.tmp"))

@@ -91,6 +91,23 @@ def test_switch_and_worker_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sandbox_host.worker_env(False) == {"P2T_SANDBOX": "0"}
 
 
+def test_the_gpu_default_is_one_constant_and_the_opt_outs_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GPU_CONFINED_BY_DEFAULT decides a GPU slot's default; P2T_SANDBOX=1 confines and a sandbox turned off
+    (--no-sandbox, P2T_SANDBOX=0: Limits(sandbox=False)) stays off whatever the constant says; CPU slots ignore it."""
+    monkeypatch.delenv("P2T_SANDBOX", raising=False)
+    monkeypatch.setattr(sandbox_host, "GPU_CONFINED_BY_DEFAULT", False)
+    assert sandbox_host.on_for("cuda:0", True) == (False, sandbox_host.GPU_OFF_WHY)
+    assert sandbox_host.on_for("cpu", True) == (True, None)
+    monkeypatch.setenv("P2T_SANDBOX", "1")
+    assert sandbox_host.on_for("cuda:0", True) == (True, None)
+    monkeypatch.delenv("P2T_SANDBOX")
+    monkeypatch.setattr(sandbox_host, "GPU_CONFINED_BY_DEFAULT", True)
+    assert sandbox_host.on_for("cuda:0", True) == (True, None)
+    assert sandbox_host.on_for("cuda:1", False) == (False, None)  # --no-sandbox / P2T_SANDBOX=0
+    monkeypatch.setenv("P2T_SANDBOX", "0")
+    assert not sandbox_host.default_on()
+
+
 def test_disk_filled_only_when_this_call_filled_it(tmp_path: Path) -> None:
     free = sandbox_host.free_bytes(tmp_path)
     assert free > 0

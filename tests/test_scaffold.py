@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import pythonpath
 
 from pytorch_to_triton import scaffold, sidecar
 from pytorch_to_triton.errors import UsageError
@@ -161,7 +162,7 @@ def test_bad_specs_say_what_to_do(tmp_path: Path, source: str, kw: dict, message
 
 def test_cli_new(tmp_path: Path) -> None:
     shutil.copy(FIX / "kb_scaled_relu.py", tmp_path / "kb.py")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
     cmd = [sys.executable, "-m", "pytorch_to_triton", "new", "kb.py", "--workspace", str(tmp_path)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr

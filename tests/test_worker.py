@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -119,3 +120,17 @@ def test_worker_dies_with_a_killed_server(tmp_path: Path) -> None:
         time.sleep(0.2)
     os.kill(pid, signal.SIGKILL)
     raise AssertionError("worker outlived its server")
+
+
+def test_the_worker_gets_cc_only_when_it_names_one_executable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """worker_client.scrubbed_env passes CC/CXX through (the worker's Triton must use the user's compiler, and the
+    sandbox follows it), but not a value Triton could not run as one path ("ccache gcc")."""
+    from pytorch_to_triton.worker_client import scrubbed_env
+
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("needs gcc")
+    monkeypatch.setenv("CC", gcc)
+    monkeypatch.setenv("CXX", "ccache g++")
+    env = scrubbed_env({})
+    assert env["CC"] == gcc and "CXX" not in env

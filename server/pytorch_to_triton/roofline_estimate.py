@@ -142,7 +142,8 @@ def no_gpu_benchmark(service: Any, ref: Path, cand_paths: list[Path], base: dict
         verdict=f"{LABEL} only (no GPU): roofline on {gpu.name} from counted bytes and tl.dot FLOPs; not timed",
         reference=service.ws.relative(ref), notes=notes, summary=text, reproduce=shlex.join(cmd),
         peaks={"gpu": gpu.name, "bandwidth_gbs": gpu.bandwidth_gbs, "tflops": gpu.tflops, "source": gpu.source},
-        estimate=[{"stage": s, **r, **({"times": times(r["scaled"], gpu)} if r.get("ok") else {})} for s, r in rows])
+        estimate=[{"stage": s, **r, **({"times": times(r["scaled"], gpu)} if r.get("ok") else {})} for s, r in rows],
+        runtime=next((dict(r["runtime"]) for _, r in rows if isinstance(r.get("runtime"), dict)), {}))
 
 
 def report_lines(rows: list[tuple[str, dict[str, Any]]], gpu_name: str | None) -> list[str]:

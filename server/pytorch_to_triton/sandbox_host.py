@@ -23,17 +23,23 @@ def default_on() -> bool:
     return os.environ.get("P2T_SANDBOX", "1") != "0"
 
 
-# GPU workers run unconfined unless P2T_SANDBOX=1 asks for it: on the H200 (2026-12-04, driver 580.159.04, torch 2.11,
-# Triton 3.6) cuInit under the ruleset failed with error 304, and with CUDA initialised first Triton's driver was
-# refused /sbin/ldconfig (a shell script on that image: no shell under the ruleset). Both are handled now (CUDA and
-# Triton's driver are set up before confine), but no GPU run has confirmed the whole toolchain under it yet.
+# THE GPU DEFAULT. False: GPU workers run unconfined unless P2T_SANDBOX=1 asks for it. True: confined like CPU workers
+# (P2T_SANDBOX=0 and --no-sandbox still opt out). History: on the H200 (2026-12-04, driver 580.159.04, torch 2.11,
+# Triton 3.6) cuInit under the ruleset failed with error 304 (fixed: CUDA and Triton's driver are set up before
+# confine, worker/gpu_first.py), Triton's driver was refused /sbin/ldconfig, a shell script there (fixed: libcuda's
+# directory pinned), and Triton 3.6's first launcher build was refused CC=/opt/gcc/bin/gcc (fixed: exec follows the
+# compiler Triton resolves, worker/toolchain.py). Flip to True once `PART=sandbox bash benchmarks/gpu_session.sh`
+# passes on a GPU (the part runs the tree with this flipped: benchmarks/gpu_parts/sandbox.sh).
+GPU_CONFINED_BY_DEFAULT = False
 GPU_OFF_WHY = ("off on GPU workers unless P2T_SANDBOX=1: the CUDA driver and Triton's toolchain under the Landlock "
                "ruleset are not yet verified on a GPU (references/sandbox.md)")
 
 
 def on_for(slot_name: str, requested: bool) -> tuple[bool, str | None]:
-    """Whether a slot's worker is confined, and why not when the default turned it off (GPU slots, see above)."""
-    if requested and slot_name.startswith("cuda") and os.environ.get("P2T_SANDBOX") != "1":
+    """Whether a slot's worker is confined, and why not when the default turned it off (GPU slots while
+    GPU_CONFINED_BY_DEFAULT is False, see above)."""
+    if (requested and slot_name.startswith("cuda") and not GPU_CONFINED_BY_DEFAULT
+            and os.environ.get("P2T_SANDBOX") != "1"):
         return False, GPU_OFF_WHY
     return requested, None
 

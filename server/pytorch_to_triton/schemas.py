@@ -195,6 +195,8 @@ class BenchmarkReport(_Open):
     timings: list[Timing] = []
     peaks: dict[str, Any] = {}
     environment: dict[str, Any] = {}
+    runtime: dict[str, Any] = Field({}, description="the worker that ran the user code: device, versions, and "
+                                    "`sandbox`, what confined it (references/sandbox.md)")
     notes: list[str] = []
     plot: str | None = None
     results_file: str | None = None
@@ -254,6 +256,8 @@ class AuditResult(_Open):
         "what each probe did when the entry ran: name, covered, ran, failures, notes, not_run"))
     accepted: list[AuditFinding] = Field(default_factory=list, description=(
         "findings disputed in the task sidecar ([audit] accept), with the reason; not counted"))
+    runtime: dict[str, Any] = Field({}, description="the worker that ran the user code: device, versions, and "
+                                    "`sandbox`, what confined it (references/sandbox.md)")
 
 
 class DocsReport(_Open):
@@ -329,3 +333,5 @@ class SuiteReport(_Open):
     markdown: str = ""
     notes: list[str] = []
     summary: str = ""
+    runtime: dict[str, Any] = Field({}, description="the worker that ran the user code: device, versions, and "
+                                    "`sandbox`, what confined it (references/sandbox.md)")

@@ -306,7 +306,7 @@ class Service:
             "candidate_entry": candidate_entry, "candidates": [str(p) for p in cand_paths],
             "candidate_displays": [self.ws.relative(p) for p in cand_paths], "cases": _cases(cases), "sweep": sweep,
             "dtype": dtype, "compile": compile, "cuda_graph": cuda_graph, "repeats": int(repeats),
-            "warmup_ms": float(warmup_ms), "rep_ms": float(rep_ms), "peaks_file": str(self.ws.state_dir / "peaks.json"),
+            "warmup_ms": float(warmup_ms), "rep_ms": float(rep_ms),
         }
         args.update({k: v for k, v in side_args.items() if k in ("tolerances", "bytes_expr", "flops_expr") and v})
         # The output check before timing runs the problem's own inputs (contract); require travels for the checks
@@ -326,6 +326,7 @@ class Service:
                 raise
             return BenchmarkReport(ok=False, verdict=f"benchmark failed: {e.kind}: {e}",
                                    device=getattr(e, "device", None) or device or "?",
+                                   runtime=dict(getattr(e, "runtime", None) or {}),
                                    reference=self.ws.relative(ref), notes=[e.stderr_tail[-2000:]] if e.stderr_tail else [],
                                    summary=f"benchmark failed ({e.kind}): {e}")
         if res.get("error_usage"):
@@ -397,6 +398,7 @@ class Service:
         # With a task reference the file is a benchmark candidate: its honesty checks are findings, not notes.
         report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None)
         compiled: list[dict[str, Any]] = []
+        runtime: dict[str, Any] = {}  # of the worker that ran the file's code, when one did
         if compile and reference:
             ref = self.ws.resolve(reference, what="reference")
             try:
@@ -404,6 +406,7 @@ class Service:
                                                   "candidate": str(src_path)}, timeout_s=timeout_s, device=device,
                                      cancel=cancel)
                 compiled = res.get("kernels", [])
+                runtime = dict(res.get("runtime") or {})
                 if res.get("skipped"):
                     report.not_checked.append(res["skipped"])
                 for k in compiled:
@@ -417,11 +420,13 @@ class Service:
             report.not_checked.append("compiled analysis skipped: pass reference= (a task reference.py) so the kernel "
                                       "can be compiled for representative inputs on a GPU")
         task_ref, side, side_err = self._audit_task(src_path, code, reference)
-        report = self._probe(report, src_path, harness, task_ref, side, probe, timeout_s, device, on_event, cancel)
+        report = self._probe(report, src_path, harness, task_ref, side, probe, timeout_s, device, on_event, cancel,
+                             runtime)
         if on_event:
             on_event("report", 2, 2)
         data = report.model_dump(mode="json")
-        result = AuditResult.model_validate({**data, "compiled": compiled, "markdown": render_markdown(report)})
+        result = AuditResult.model_validate({**data, "compiled": compiled, "markdown": render_markdown(report),
+                                             "runtime": runtime or {"sandbox": NO_CODE_RAN}})
         result.summary = _audit_summary(result)
         counts = {k: v for k, v in (data.get("counts") or {}).items() if k in ("P0", "P1", "P2")}
         if side_err:
@@ -455,8 +460,9 @@ class Service:
 
     def _probe(self, report: Any, src_path: Path, harness: str | None, task_ref: Path | None,
                side: sidecar.Sidecar | None, probe: bool, timeout_s: float, device: str | None,
-               on_event: OnEvent | None, cancel: threading.Event | None) -> Any:
-        """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence."""
+               on_event: OnEvent | None, cancel: threading.Event | None, runtime: dict[str, Any]) -> Any:
+        """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence.
+        `runtime` gets the worker's runtime when the probes ran and nothing ran the file before."""
         from .audit.evidence import weigh
         from .audit.probe_plan import plan
 
@@ -483,6 +489,8 @@ class Service:
             if e.kind == "cancelled":
                 raise
             return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept)
+        if not runtime:
+            runtime.update(res.get("runtime") or {})
         if res.get("kernelbench") and isinstance(res.get("shape"), dict):
             p.args["shape"] = res["shape"]  # the reproducer runs at the very sizes the probes ran at
         report.checked.append(f"probes: {res.get('entry')} at {res.get('shape')} {res.get('dtype')} on "
@@ -599,6 +607,10 @@ def _crash_detail(display: str, e: WorkerError, root: Path) -> tuple[str, dict[s
     """A crash inside one case, worded as _worker_failure words it (with the user's file:line)."""
     cr = _worker_failure(display, e, root)
     return (cr.findings[0].message if cr.findings else str(e)), dict(cr.error or {})
+
+
+# runtime.sandbox of an audit that ran none of the file's code (static analysis only, probes off or not possible)
+NO_CODE_RAN = "not used: none of the file's code ran (static analysis only)"
 
 
 def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[str, Any], seed: int,

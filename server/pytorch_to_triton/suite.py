@@ -184,6 +184,7 @@ class _Suite:
         self.total = 0
         self.gpu = any(s.name.startswith("cuda") for s in service.pool.slots)
         self.require: list[str] = []  # ["all_triton"]: any PyTorch compute op fails (worker/composition.py)
+        self.sandboxes: list[str] = []  # runtime.sandbox of the validations this call ran, each once
 
     def event(self, msg: str) -> None:
         # Queued, and delivered by the calling thread (pump): an MCP progress callback only works from the thread
@@ -239,6 +240,9 @@ class _Suite:
                                     device=device, on_event=fwd, cancel=self.cancel, **kw)
             row.interpreter = rep.interpreter
             row.device = str(rep.runtime.get("worker_device") or device or rep.device)
+            with self.lock:
+                if rep.runtime.get("sandbox") and rep.runtime["sandbox"] not in self.sandboxes:
+                    self.sandboxes.append(rep.runtime["sandbox"])
             row.verdict = "pass" if rep.ok else "fail"
             row.failing_checks, row.message = _failures(rep)
             row.failing_check = row.failing_checks[0] if row.failing_checks else None
@@ -556,7 +560,9 @@ def _report(name: str, directory: str, layout: str, n_problems: int, rows: list[
     rep = SuiteReport(ok=not counts.get("error") and not counts.get("not run"), name=name, directory=directory, layout=layout,
                       problems=n_problems, rows=rows, counts=counts, fast_p=fp,
                       kernelbench_fast_0=round(len(kb_problems) / n_problems, 4) if n_problems and s.kernelbench
-                      else None, caught_by_stricter_checks=caught, spread=spread, interpreter=interp, notes=notes)
+                      else None, caught_by_stricter_checks=caught, spread=spread, interpreter=interp, notes=notes,
+                      runtime={"sandbox": "; ".join(s.sandboxes) or "not used: no unit ran in this call (all resumed "
+                               "from the journal)"})
     f0 = fp.get("eager", {}).get("0")
     head = (f"run_suite {name}: {n_problems} problems, {len(rows)} candidates: {counts.get('pass', 0)} pass, "
             f"{counts.get('fail', 0)} fail, {counts.get('error', 0)} error ({counts['resumed']} resumed from the "

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import protocol, sandbox_host
+from . import peaks_store, protocol, sandbox_host
 from .errors import UsageError, WorkerError
 from .trial_progress import ProgressWatch
 
@@ -36,6 +36,10 @@ ENV_ALLOW = {
     "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
     "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
     "P2T_WORKER_PROFILE",  # worker/__main__.py: a cProfile per request (benchmarks/worker_gap.py)
+    # The compilers Triton (its launchers, CC) and Inductor (CXX) run: the worker's Triton must use the one the user's
+    # Triton would, and the sandbox allows exec of exactly that one (worker/toolchain.py). Passed only when they name
+    # an executable (scrubbed_env): Triton runs CC as one path, so "ccache gcc" would break every launcher build.
+    "CC", "CXX",
 }
 ENV_ALLOW_PREFIXES = ("TRITON_", "LC_", "NCCL_", "CUBLAS_", "CUDNN_", "PYTORCH_")
 STDERR_TAIL_BYTES = 64 * 1024
@@ -73,6 +77,9 @@ def scrubbed_env(extra: dict[str, str]) -> dict[str, str]:
         k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith(ENV_ALLOW_PREFIXES)
     }
     env.pop("TRITON_INTERPRET", None)  # the worker decides from the device it finds
+    for var in ("CC", "CXX"):
+        if var in env and shutil.which(env[var], path=env.get("PATH")) is None:
+            env.pop(var)  # not one executable: the worker's Triton then finds gcc/clang on PATH, as without CC
     env.update(extra)
     return env
 
@@ -378,6 +385,8 @@ class WorkerSlot:
         self._next_id += 1
         req_id = self._next_id
         mark = self._tail.mark()
+        if op == "benchmark":  # the peaks measured on this host travel in; new ones come back (peaks_store.py)
+            args = {**args, "peaks_known": peaks_store.known(self.state_dir)}
         try:
             protocol.write_message(self._to_worker, {"id": req_id, "op": op, "args": args})
         except (BrokenPipeError, OSError):
@@ -457,6 +466,8 @@ class WorkerSlot:
                         result = msg.get("result") or {}
                         result.setdefault("worker_output", self._tail.text(mark, limit=2000) if self._tail.total > mark else "")
                         self.last_runtime = result.get("runtime") or self.last_runtime
+                        if result.get("peaks_measured"):  # the host writes them: the worker may not
+                            peaks_store.remember(self.state_dir, result.pop("peaks_measured"))
                         if self._sandboxed:
                             sandbox_host.after_call(pid, scratch_tmp, result)
                         if msg.get("worker_exiting"):

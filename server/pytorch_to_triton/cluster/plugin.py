@@ -113,7 +113,7 @@ def run_call(op: str, args: dict[str, Any], files: dict[str, bytes], digest: str
     worker, plugin = _plugin()
     t0 = time.monotonic()
     remote_root = shipping.materialize(files, digest, plugin.base)
-    wargs = shipping.rewrite(args, client_root, remote_root, plugin.slots[0].state_dir)
+    wargs = shipping.rewrite(args, client_root, remote_root)
     ship_s = time.monotonic() - t0
     info = plugin.info
     cancel = plugin.cancels.setdefault(call_id, threading.Event())

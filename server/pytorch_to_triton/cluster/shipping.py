@@ -99,8 +99,9 @@ def materialize(files: dict[str, bytes], digest: str, base: Path) -> Path:
     return target
 
 
-def rewrite(args: dict[str, Any], client_root: str, remote_root: Path, state_dir: Path) -> dict[str, Any]:
-    """The call's arguments with the client's workspace paths pointed at the remote copy."""
+def rewrite(args: dict[str, Any], client_root: str, remote_root: Path) -> dict[str, Any]:
+    """The call's arguments with the client's workspace paths pointed at the remote copy (measured GPU peaks are the
+    GPU host's: its WorkerSlot adds them, peaks_store.py)."""
     prefix = client_root.rstrip("/") + "/"
 
     def one(v: Any) -> Any:
@@ -112,8 +113,6 @@ def rewrite(args: dict[str, Any], client_root: str, remote_root: Path, state_dir
     for k, v in args.items():
         if k == "workspace":
             out[k] = str(remote_root)
-        elif k == "peaks_file":  # measured peaks belong to the GPU host, not to one bundle
-            out[k] = str(state_dir / "peaks.json")
         elif isinstance(v, list):
             out[k] = [one(x) for x in v]
         else:

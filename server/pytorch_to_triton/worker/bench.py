@@ -8,7 +8,6 @@ L2 flushed between repetitions; input sets rotated when they fit in L2; the whol
 from __future__ import annotations
 
 import copy
-import json
 import math
 import os
 import subprocess
@@ -219,17 +218,13 @@ def _host_bound_flags(row: dict[str, Any], cuda_graph: bool) -> list[str]:
     return out
 
 
-def measure_peaks(path: Path, rt: Runtime, emit: Emit) -> dict[str, Any]:
-    """This device's copy bandwidth and bf16 matmul rate, measured once and cached in `path`."""
-    key = f"{rt.gpu_name}|{torch.version.cuda}"
-    cache: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            cache = json.loads(path.read_text())
-        except (OSError, ValueError):
-            cache = {}
-    if key in cache and "read_gbps" in cache[key]:  # an entry without the read rate predates it: measure again
-        return cache[key]
+def measure_peaks(known: dict[str, Any], rt: Runtime, emit: Emit) -> tuple[dict[str, Any], dict[str, Any]]:
+    """This device's copy bandwidth and bf16 matmul rate: the host's entry for it in `known` (peaks_store.py), else
+    measured now. Returns (peaks, {key: peaks} to keep when measured now, else {}): the host writes the file, the
+    worker never does (its sandbox makes the workspace read-only)."""
+    key = peaks_key(rt)
+    if isinstance(known.get(key), dict) and "read_gbps" in known[key]:  # an entry without the read rate predates it
+        return known[key], {}
     emit("progress", message="measuring this GPU's peaks once (device copy, read, bf16 8192^3 matmul)")
     n = 1 << 28  # 1 GiB of fp32 each way: far past L2, so this is HBM bandwidth
     x = torch.empty(n, device="cuda", dtype=torch.float32).uniform_()
@@ -247,12 +242,12 @@ def measure_peaks(path: Path, rt: Runtime, emit: Emit) -> dict[str, Any]:
              "bf16_matmul_tflops": 2 * 8192**3 / t_mm / 1e9,
              "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "method": "best of 5 do_bench medians; copy "
              "counts read+write bytes; read: torch.sum of 1 GiB; matmul 2*8192^3 FLOPs", "gpu": rt.gpu_name}
-    cache[key] = peaks
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(cache, indent=2))
-    os.replace(tmp, path)
-    return peaks
+    return peaks, {key: peaks}
+
+
+def peaks_key(rt: Runtime) -> str:
+    """The key of this device's peaks in the host's file: the GPU's name and the CUDA version."""
+    return f"{rt.gpu_name}|{torch.version.cuda}"
 
 
 def _median_of(fn: Callable[[], Any], k: int) -> float:
@@ -352,7 +347,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
         except Exception as e:  # noqa: BLE001
             cand_tasks.append((display, e))
     dtype = dtype_from_name(args.get("dtype") or (getattr(base.ref_mod, "DTYPES", None) or ["float32"])[0])
-    peaks = measure_peaks(Path(args["peaks_file"]), rt, emit)
+    peaks, peaks_measured = measure_peaks(args.get("peaks_known") or {}, rt, emit)
     env = environment(rt)
     env["l2_persistence"] = _reset_l2_persistence()
     env["l2_cache_mb"] = round(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) / 2**20, 1)
@@ -511,7 +506,8 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
         memory.release("cuda")
     ok = report_ok(timings)
     return {"ok": ok, "verdict": _verdict(timings), "device": "cuda", "timings": timings, "peaks": peaks,
-            "environment": env, "notes": notes, "summary": _summary(timings, env, peaks)}
+            "peaks_measured": peaks_measured, "environment": env, "notes": notes,
+            "summary": _summary(timings, env, peaks)}
 
 
 def _speedups(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> None:

@@ -7,8 +7,10 @@ What the ruleset grants (everything else is denied, root included: Landlock does
 - read + write + ioctl: /dev/null, /dev/zero, /dev/full, /dev/{u,}random and the /dev/nvidia* devices;
 - read + write: the worker's scratch root (a fresh subdirectory per call, `begin_call`), the Triton cache and the
   Inductor cache (directories of their own under the state dir);
-- execute: the C compiler and binutils (Triton's launcher, Inductor's C++), ldconfig, uname, ptxas and the other
-  tools in Triton's package, CUDA's bin, this Python; no shell;
+- execute: the C compiler Triton resolves ($CC, else gcc, else clang on PATH) and the C++ compiler of Triton and
+  Inductor ($CXX, else g++, else clang++), each as its real file, plus the programs those drivers run (cc1, as, ld,
+  collect2, ... as `-print-prog-name` answers: worker/toolchain.py); ldconfig, uname, ptxas and the other tools in
+  Triton's package, CUDA's bin, this Python; no shell;
 - network (ABI >= 4): no TCP bind or connect; scopes (ABI >= 6): no signals to, and no abstract unix sockets of,
   processes outside the sandbox.
 
@@ -32,6 +34,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import toolchain
 
 # Syscall numbers are the same on x86_64 and aarch64 (the generic table).
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
@@ -58,8 +62,11 @@ DEFAULT_OPEN_FILES = 4096  # torch + Triton hold ~150 descriptors on the dev CPU
 # CPU seconds per call, all threads: the default timeout (600 s) times every core, so no call that the wall-clock
 # timeout lets finish is stopped; it bounds what a call's children burn before the server's sweep.
 DEFAULT_CALL_CPU_S = 600 * (os.cpu_count() or 1)
-EXEC_TOOLS = ("cc", "gcc", "g++", "c++", "clang", "clang++", "as", "ld", "ld.bfd", "ld.gold", "ld.lld", "collect2",
-              "ldconfig", "uname", "openssl", "nvidia-smi", "ptxas", "cuobjdump", "nvdisasm", "nvcc", "nvlink", "fatbinary")
+# Programs found on PATH that may run (the compilers are not here: toolchain.resolve finds the ones Triton uses).
+EXEC_TOOLS = ("ldconfig", "uname", "openssl", "nvidia-smi", "ptxas", "cuobjdump", "nvdisasm", "nvcc", "nvlink",
+              "fatbinary")
+# Triton's knobs naming its CUDA tools (triton.knobs.nvidia: TRITON_PTXAS_PATH, ...): exec follows them too.
+TRITON_TOOL_VARS = ("TRITON_PTXAS_PATH", "TRITON_PTXAS_BLACKWELL_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime",
              "os-release", "alternatives", "host.conf", "hosts", "gai.conf", "mime.types", "timezone")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
@@ -81,6 +88,7 @@ class Policy:
 
     rules: dict[str, int] = field(default_factory=dict)
     scratch_root: str = ""
+    tools: toolchain.Toolchain = field(default_factory=toolchain.Toolchain)
     file_bytes: int = DEFAULT_FILE_BYTES
     call_cpu_s: int = DEFAULT_CALL_CPU_S
 
@@ -164,13 +172,16 @@ def _site_dirs() -> list[str]:
     return out
 
 
-def _exec_paths() -> list[str]:
-    """Executables the toolchain runs: compilers and binutils found on PATH, their helper dirs, the ELF loader,
-    this Python, the binaries in Triton's package and CUDA's bin."""
+def _exec_paths(tools: toolchain.Toolchain) -> list[str]:
+    """Executables the toolchain runs: the compilers Triton and Inductor resolve and the programs they run
+    (toolchain.py), a few tools found on PATH, the ELF loader, this Python, the binaries in Triton's package and
+    CUDA's bin."""
     found = [shutil.which(t) for t in EXEC_TOOLS] + [sys.executable, "/sbin/ldconfig", "/usr/sbin/ldconfig"]
+    found += tools.executables()
+    found += [os.environ[v] for v in TRITON_TOOL_VARS if os.environ.get(v)]
     found += glob.glob("/lib*/ld-linux*.so*") + glob.glob("/usr/lib*/ld-linux*.so*")
     found += glob.glob("/lib/*-linux-gnu/ld-linux*.so*") + glob.glob("/usr/lib/*-linux-gnu/ld-linux*.so*")
-    found += ["/usr/lib/gcc", "/usr/libexec/gcc", "/usr/lib/gcc-cross", "/usr/local/cuda/bin", "/usr/local/nvidia/bin"]
+    found += ["/usr/local/cuda/bin", "/usr/local/nvidia/bin"]
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(var):
             found.append(os.path.join(os.environ[var], "bin"))
@@ -193,9 +204,11 @@ def _home_or_above(path: str) -> bool:
     return real == home or home.startswith(real.rstrip("/") + "/") or real == "/"
 
 
-def build_policy(workspace: str, scratch_root: str, caches: list[str]) -> Policy:
-    """The ruleset for one worker: see the module docstring."""
-    pol = Policy(scratch_root=scratch_root)
+def build_policy(workspace: str, scratch_root: str, caches: list[str],
+                 tools: toolchain.Toolchain | None = None) -> Policy:
+    """The ruleset for one worker: see the module docstring. `tools`: the compilers (toolchain.resolve() when None)."""
+    tools = toolchain.resolve() if tools is None else tools
+    pol = Policy(scratch_root=scratch_root, tools=tools)
     pol.file_bytes = int(os.environ.get("P2T_SANDBOX_FILE_BYTES") or DEFAULT_FILE_BYTES)
     pol.call_cpu_s = int(os.environ.get("P2T_SANDBOX_CPU_S") or DEFAULT_CALL_CPU_S)
     pol.grant(workspace, READ)
@@ -207,7 +220,7 @@ def build_policy(workspace: str, scratch_root: str, caches: list[str]) -> Policy
               "/usr/local/cuda", "/sys", "/run/nvidia-persistenced"):
         pol.grant(d, READ)
     _grant_proc(pol)
-    for var in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV"):
+    for var in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "TRITON_LIBCUDA_PATH"):  # libcuda: -lcuda
         if os.environ.get(var) and not _home_or_above(os.environ[var]):
             pol.grant(os.environ[var], READ)
     for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep):
@@ -218,7 +231,10 @@ def build_policy(workspace: str, scratch_root: str, caches: list[str]) -> Policy
     pol.grant("/dev", READ_DIR)
     for dev in [*DEVICES, *glob.glob("/dev/nvidia*"), *glob.glob("/dev/nvidia-caps/*")]:
         pol.grant(dev, DEVICE if not os.path.isdir(dev) else READ | DEVICE)
-    for path in _exec_paths():
+    for d in tools.read_dirs:  # the compilers' installations (specs, include, crt*.o, libgcc): never home or /
+        if not _home_or_above(d):
+            pol.grant(d, READ)
+    for path in _exec_paths(tools):
         pol.grant(path, EXECUTE | READ_FILE if not os.path.isdir(path) else EXECUTE | READ)
     for d in [scratch_root, *caches]:
         os.makedirs(d, exist_ok=True)
@@ -358,7 +374,7 @@ def confine(workspace: str) -> State:
             "HOME READABLE: the workspace is your home directory or above it; start the server in a project folder")
     parts = [f"sandbox: landlock v{abi}", "fs read-only except scratch and the Triton/Inductor caches"
              + (f" (and {', '.join(extra)}: P2T_SANDBOX_WRITABLE)" if extra else ""),
-             home, "exec limited to compilers and CUDA tools (no shell)"]
+             home, f"exec limited to Triton's compilers and CUDA tools (no shell; {pol.tools.describe()})"]
     parts.append("tcp denied" if abi >= 4 else "tcp NOT denied (ABI < 4)")
     if abi >= 6:
         parts.append("signals and abstract unix sockets scoped")
