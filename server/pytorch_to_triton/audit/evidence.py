@@ -111,7 +111,7 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
         if h is None or f.severity not in ("P0", "P1"):
             continue
         hits = [r for name in h.probes for r in failed.get(name, [])]
-        here = next((r for r in hits if _same_file(r, report.file) and r.get("kernel_line") is not None
+        here = next((r for r in hits if _same_file(r, f.file) and r.get("kernel_line") is not None
                      and abs(int(r["kernel_line"]) - f.line) <= 1), None)
         if here is not None:
             used.add(id(here))
