@@ -468,6 +468,10 @@ class Service:
             # A KernelBench task reference as the example call: the sizes its validation runs at (the worker reads
             # them only for that form).
             p.args.update(sizes=dict(side.sizes), sizes_interpreter=dict(side.sizes_interpreter))
+        if p.args is not None:  # compute-sanitizer (GPU) reruns the variants that would expose a static memory suspect
+            from .audit.sanitizer_evidence import suspect_probes
+
+            p.args["sanitize_probes"] = suspect_probes(report)
         if not probe:
             return weigh(report, None, "probe=false", accept=p.accept)
         if p.args is None:
