@@ -198,3 +198,17 @@ def test_the_audit_of_an_out_of_bounds_kernel_on_cpu_is_labelled_as_the_interpre
     oob = [f for f in rep.findings if f.severity == "P0" and "illegal memory access" in f.evidence]
     assert oob and all(f.why.endswith(f"[{INTERPRETER}]") for f in oob), rep.markdown
     assert any(INTERPRETER in c for c in rep.checked)
+
+
+def test_a_probe_findings_out_of_bounds_variants_are_read_from_its_evidence() -> None:
+    from pytorch_to_triton.audit.sanitizer_evidence import oob_variants
+
+    grouped = Finding(id="probe_layout", category="memory_access", severity="P0", file="s.py", line=51, probe="layout",
+                      evidence="transposed: non-finite output; rows of a wider buffer: illegal memory access; strided: "
+                               "illegal memory access. OutOfBounds: out-of-bounds load ...",
+                      reproducer=_repro("layout", "transposed"))
+    assert oob_variants(grouped) == ["layout: rows of a wider buffer", "layout: strided"]
+    static = Finding(id="unmasked_access", category="memory_access", severity="P0", file="k.py", line=17,
+                     probe="sizes", evidence="tl.load(x_ptr + offs) | confirmed by probe sizes: shape (1,): illegal "
+                                             "memory access", reproducer=_repro("sizes", "shape (1,)"))
+    assert oob_variants(static) == ["sizes: shape (1,)"]

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -135,6 +136,18 @@ def _variant_of(f: Finding) -> str:
     return words[words.index("--only") + 1] if "--only" in words[:-1] else ""
 
 
+def oob_variants(f: Finding) -> list[str]:
+    """The variants ("PROBE: LABEL") a finding claims read or wrote out of bounds: those its evidence lists as an
+    illegal memory access (a probe finding lists up to 4 variants, the reproducer runs the first), else the
+    reproducer's."""
+    probe = f.probe or f.id.removeprefix("probe_")
+    listed = re.findall(r"(?:^|; )([^;|]+?): illegal memory access", f.evidence.split(" | ")[0])
+    if listed and probe:
+        return [f"{probe}: {v.strip()}" for v in listed]
+    v = _variant_of(f)
+    return [v] if v else []
+
+
 def _claims_oob(f: Finding) -> bool:
     text = f"{f.evidence} {f.why}".lower()
     return "illegal memory access" in text or "out-of-bounds" in text or "out of bounds" in text
@@ -145,14 +158,15 @@ def _verdicts(report: AuditReport, errors: dict[str, list[dict[str, Any]]], ran:
     for f in report.findings:
         if f.severity != "P0" or f.probe == "sanitizer" or not _claims_oob(f):
             continue
-        v = _variant_of(f)
-        seen = [e for e in errors.get(v, []) if e["tool"] == "memcheck"]
+        vs = oob_variants(f)
+        seen = [(v, e) for v in vs for e in errors.get(v, []) if e["tool"] == "memcheck"]
         if seen:
-            e = seen[0]
+            v, e = seen[0]
             verdict = (f"compute-sanitizer memcheck confirms: {e['what']} at {e.get('kernel') or 'kernel'}"
-                       + (f" ({Path(str(e['file'])).name}:{e['line']})" if e.get("file") else ""))
-        elif v and v in ran:
-            verdict = "compute-sanitizer memcheck saw no invalid access on this variant"
+                       + (f" ({Path(str(e['file'])).name}:{e['line']})" if e.get("file") else "")
+                       + (f" on {v}" if len(vs) > 1 else ""))
+        elif vs and all(v in ran for v in vs):
+            verdict = f"compute-sanitizer memcheck saw no invalid access on {'this variant' if len(vs) == 1 else 'these variants'}"
         else:
             verdict = "compute-sanitizer did not run this variant"
         f.evidence = f"{f.evidence} | {verdict}"[:800]

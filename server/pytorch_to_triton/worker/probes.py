@@ -1095,7 +1095,7 @@ def _sanitize(args: dict[str, Any], rt: Any, probes: list[dict[str, Any]], probe
     if prober.poisoned:
         return {"not_run": f"the CUDA context is unusable ({prober.poisoned})", "runs": []}
     budget = float(args.get("budget_s") or DEFAULT_BUDGET_S)
-    left = max(0.0, prober.deadline - time.monotonic()) + 0.15 * budget
+    left = max(0.0, prober.deadline - time.monotonic()) + 0.1 * budget
     chosen = sanitizer.variants(probes, tuple(args.get("sanitize_probes") or ()))
     return {"variants": chosen, **sanitizer.run(args, chosen, left)}
 
