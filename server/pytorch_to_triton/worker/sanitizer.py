@@ -14,8 +14,8 @@ with PYTORCH_NO_CUDA_MEMORY_CACHING=1, under a timeout. `--mark` prints MARK + t
 error is put on the variant that ran it. memcheck (out-of-bounds and misaligned accesses) runs on all of them;
 racecheck only on the example call, since it sees shared-memory hazards only (Triton's own reductions and layout
 conversions), not races between programs on global memory. Triton compiles with -lineinfo unless
-TRITON_DISABLE_LINE_INFO=1 (3.6 and 3.9, backends/nvidia/compiler.py make_cubin), so the child sets it to 0 and
-each error names the kernel's file and line.
+TRITON_DISABLE_LINE_INFO=1 (3.9: backends/nvidia/compiler.py make_cubin; 3.6 is checked by PART=sanitizer), so the
+child drops that variable and each error names the kernel's file and line.
 
 parse() reads the sanitizer's text into records; audit/sanitizer_evidence.py (server side) turns them into findings.
 """
@@ -90,9 +90,12 @@ def command(tool: str, exe: str, args: dict[str, Any], chosen: list[str]) -> lis
 
 
 def child_env() -> dict[str, str]:
-    """Each tensor its own allocation (the caching allocator's blocks hide over-reads), line info in the cubins."""
-    return {**os.environ, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1", "TRITON_DISABLE_LINE_INFO": "0",
-            "PYTHONUNBUFFERED": "1", "TRITON_INTERPRET": "0"}
+    """Each tensor its own allocation (the caching allocator's blocks hide over-reads), line info in the cubins:
+    Triton's default, so TRITON_DISABLE_LINE_INFO is dropped rather than set (a value in the environment is part of
+    the compile cache's key: the child then reuses the cubins the probes just built)."""
+    env = {**os.environ, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1", "PYTHONUNBUFFERED": "1", "TRITON_INTERPRET": "0"}
+    env.pop("TRITON_DISABLE_LINE_INFO", None)
+    return env
 
 
 def run(args: dict[str, Any], chosen: list[str], budget_s: float, exe: str | None = None,
