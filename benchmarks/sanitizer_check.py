@@ -161,6 +161,8 @@ def _audit_on_gpu(svc: Any, file: str, harness: str) -> tuple[list[dict[str, Any
     t0 = time.monotonic()
     rep = svc.audit(path=file, harness=harness, compile=False, timeout_s=600)
     total = round(time.monotonic() - t0, 1)
+    by = next((c.split(" on ")[1].split(";")[0] for c in rep.checked if c.startswith("probes:")), "?")
+    by = "gpu" if by == "cuda" else by  # the probes of this machine's audit (cpu: the interpreter's bounds check)
     san = next((p for p in rep.probes if p.get("name") == "sanitizer"), {})
     secs = sum(float(n.rsplit("(", 1)[-1].rstrip(" s)")) for n in san.get("notes", []) if n.endswith(" s)"))
     rows = []
@@ -172,11 +174,11 @@ def _audit_on_gpu(svc: Any, file: str, harness: str) -> tuple[list[dict[str, Any
                          "verdict": f"{f.check} P0 at {f.file}:{f.line}", "sanitizer_s": secs, "audit_s": total})
         elif _claims_oob(f):
             rows.append({"file": file, "variant": ", ".join(oob_variants(Finding.model_validate(
-                {**f.model_dump(), "id": f.check}))) or _variant(f.reproducer), "by": "gpu",
+                {**f.model_dump(), "id": f.check}))) or _variant(f.reproducer), "by": by,
                          "verdict": f.evidence.rsplit(" | ", 1)[-1] if " | compute-sanitizer" in f.evidence else
                          "no verdict in the report", "sanitizer_s": secs, "audit_s": total})
     if not rows:
-        rows.append({"file": file, "variant": "-", "by": "gpu", "verdict": f"no out-of-bounds P0 (P0 {rep.counts['P0']})"
+        rows.append({"file": file, "variant": "-", "by": by, "verdict": f"no out-of-bounds P0 (P0 {rep.counts['P0']})"
                      f"; sanitizer: {'; '.join(san.get('notes', [])) or san.get('not_run') or 'no record'}",
                      "sanitizer_s": secs, "audit_s": total})
     return rows, set(san.get("ran") or [])
