@@ -212,3 +212,15 @@ def test_a_probe_findings_out_of_bounds_variants_are_read_from_its_evidence() ->
                      probe="sizes", evidence="tl.load(x_ptr + offs) | confirmed by probe sizes: shape (1,): illegal "
                                              "memory access", reproducer=_repro("sizes", "shape (1,)"))
     assert oob_variants(static) == ["sizes: shape (1,)"]
+
+
+def test_an_invalid_access_behind_a_failure_the_probes_already_report_is_its_evidence_not_a_second_p0() -> None:
+    err = sanitizer.parse(_text("memcheck_oob.txt"))["errors"][0]  # on sizes: shape (17,)
+    wrong = Finding(id="probe_sizes", category="correctness", severity="P0", file="ops.py", line=8, probe="sizes",
+                    evidence="shape (1,): non-finite output; shape (17,): non-finite output. output 0 has 3 NaN",
+                    reproducer=_repro("sizes", "shape (1,)"))
+    rep = AuditReport(file="pkg/scalepkg/ops_abs.py", findings=[wrong])
+    weigh_sanitizer(rep, _probed([err], ["example: example", "sizes: shape (17,)"]), _repro)
+    assert [f.id for f in rep.findings] == ["probe_sizes"]
+    assert "behind it, compute-sanitizer memcheck: Invalid __global__ read of size 4 bytes at scale_kernel " \
+           "(kernels.py:17)" in wrong.evidence

@@ -4,7 +4,8 @@
   is a P0 whose line is the sanitizer's (the kernel line it names, on the file it names), with a reproducer that runs
   the variant under the sanitizer. The example call is always a contract input; another variant is one when its
   probe's failures count as P0 evidence (contract(): the one place the tiers of issue 35 item 1 decide it).
-  A report the sanitizer made on another input is a P2 robustness note.
+  A report the sanitizer made on another input is a P2 robustness note. A report on a variant that a probe finding
+  already lists (the GPU saw a wrong or non-finite result there) is that finding's evidence, not a second finding.
 - Every P0 that claims an out-of-bounds access gets the sanitizer's own verdict in its evidence: confirmed (with its
   line), or "saw no invalid access" on that variant, or not run (why).
 - Without a GPU, the interpreter's bounds check (worker/bounds.py) stood in: every out-of-bounds finding and the
@@ -67,9 +68,16 @@ def weigh_sanitizer(report: AuditReport, probed: dict[str, Any], repro: Repro | 
         if run.get("not_run"):
             report.not_checked.append(f"compute-sanitizer {tool}: {run['not_run']}")
         ran[tool] = set(run.get("ran") or [])
+        annotated: set[int] = set()
         for e in run.get("errors") or []:
-            errors.setdefault(e.get("variant") or "example: example", []).append({**e, "tool": tool})
-            _finding(report, tool, e, probed, repro)
+            variant = e.get("variant") or "example: example"
+            errors.setdefault(variant, []).append({**e, "tool": tool})
+            failed = _failure_of(report, variant)
+            if failed is None:
+                _finding(report, tool, e, probed, repro)
+            elif not _claims_oob(failed) and id(failed) not in annotated:  # (an out-of-bounds claim gets a verdict)
+                annotated.add(id(failed))
+                failed.evidence = f"{failed.evidence} | behind it, {_said(tool, e)}"[:800]
     _verdicts(report, errors, ran.get("memcheck", set()))
     report.probes.append({"name": "sanitizer", "covered": COVERED,
                           "ran": sorted(set().union(*ran.values())) if ran else [],
@@ -100,15 +108,37 @@ def _where(e: dict[str, Any], report: AuditReport, probed: dict[str, Any]) -> tu
     return report.file, entry_line
 
 
+def _failure_of(report: AuditReport, variant: str) -> Finding | None:
+    """The probe finding (or the static suspect it confirmed) whose failing variants include `variant`: the
+    sanitizer's report on that variant is evidence for it, not a second finding."""
+    probe = variant.split(": ", 1)[0]
+    for f in report.findings:
+        if f.probe != probe or f.severity == "info":
+            continue
+        if variant in {f"{probe}: {v}" for v in _listed(f)} or _variant_of(f) == variant:
+            return f
+    return None
+
+
+def _listed(f: Finding) -> list[str]:
+    """The variant labels a probe finding's evidence lists ("LABEL: what; LABEL: what (+n). detail")."""
+    head = f.evidence.split(" | ")[0]
+    return [part.partition(": ")[0].strip() for part in head.split("; ") if ": " in part]
+
+
+def _said(tool: str, e: dict[str, Any]) -> str:
+    at = f"{e.get('kernel') or 'kernel'}" + (f" ({Path(str(e['file'])).name}:{e['line']})" if e.get("file") else "")
+    said = f"compute-sanitizer {tool}: {e['what']} at {at}" + (f", thread {e['thread']} block {e['block']}" if
+                                                                 e.get("thread") else "")
+    return said + (f"; {e['detail']}" if e.get("detail") else "") + (f" ({e['count']} reports)" if
+                                                                     e.get("count", 1) > 1 else "")
+
+
 def _finding(report: AuditReport, tool: str, e: dict[str, Any], probed: dict[str, Any], repro: Repro | None) -> None:
     variant = e.get("variant") or "example: example"
     probe, _, label = variant.partition(": ")
     file, line = _where(e, report, probed)
-    at = f"{e.get('kernel') or 'kernel'}" + (f" ({Path(str(e['file'])).name}:{e['line']})" if e.get("file") else "")
-    said = f"compute-sanitizer {tool}: {e['what']} at {at}" + (f", thread {e['thread']} block {e['block']}" if
-                                                                 e.get("thread") else "")
-    said += (f"; {e['detail']}" if e.get("detail") else "") + (f" ({e['count']} reports)" if e.get("count", 1) > 1
-                                                               else "")
+    said = _said(tool, e)
     on_contract = contract(variant)
     cmd = (repro(probe, label) if repro else "")
     cmd = f"PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool {tool} --error-exitcode 1 {cmd}" if cmd else ""
