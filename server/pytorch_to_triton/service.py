@@ -395,8 +395,9 @@ class Service:
         if on_event:
             on_event("static analysis", 0, 2)
         # With a task reference the file is a benchmark candidate: its honesty checks are findings, not notes.
-        report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None, path=src_path,
-                              root=self.ws.root, name_of=self.ws.relative)
+        # a file on disk: the kernels it imports from its own package are read too (inline code has no package)
+        report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None,
+                              path=src_path if code is None else None, root=self.ws.root, name_of=self.ws.relative)
         compiled: list[dict[str, Any]] = []
         if compile and reference:
             ref = self.ws.resolve(reference, what="reference")
