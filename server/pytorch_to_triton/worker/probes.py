@@ -1092,8 +1092,7 @@ def _sanitize(args: dict[str, Any], rt: Any, probes: list[dict[str, Any]], probe
         return {"not_run": "not a CUDA device" if rt.device != "cuda" else "a reproducer run", "runs": []}
     if os.environ.get("P2T_SANITIZER", "1") == "0":
         return {"not_run": "turned off (P2T_SANITIZER=0)", "runs": []}
-    if prober.poisoned:
-        return {"not_run": f"the CUDA context is unusable ({prober.poisoned})", "runs": []}
+    # (a poisoned CUDA context is this process's: the sanitizer's child starts its own, and confirms the fault)
     budget = float(args.get("budget_s") or DEFAULT_BUDGET_S)
     left = max(0.0, prober.deadline - time.monotonic()) + 0.1 * budget
     chosen = sanitizer.variants(probes, tuple(args.get("sanitize_probes") or ()))
