@@ -72,6 +72,8 @@ def test_fairchems_int32_edge_offsets_in_the_kernels_it_imports_are_reported_on_
     assert atomics == {1960, 1966, 2093}  # the backward's and the scatter's float atomics (labels.json)
     # only what fused_wigner.py imports (and their @jit helpers): not the permute kernels of the same file
     assert not any("permute" in (k["name"]) for k in rep.kernels)
+    # launched through torch.library's wrap_triton(kernel)[grid](...), which counts as a launch of the kernel
+    assert next(k for k in rep.kernels if k["name"] == "wigner_conv1_fused_fwd_kernel")["launched"]
 
 
 def test_the_follow_stays_inside_the_package_and_its_bounds(tmp_path: Path) -> None:
@@ -109,3 +111,12 @@ def test_the_probes_confirm_the_imported_kernels_suspect_on_its_own_file(service
     assert "confirmed by probe sizes" in hit.evidence and hit.reproducer.startswith("python -m ")
     good = service.audit(path=f"{REL}/scalepkg/ops_good.py", harness=f"{REL}/harness.py", compile=False)
     assert good.counts["P0"] == 0, good.markdown
+
+
+def test_an_imported_module_that_does_not_parse_is_said_and_the_file_is_still_audited(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("import triton\n\n@triton.jit\ndef k(x_ptr:\n")
+    entry = tmp_path / "entry.py"
+    entry.write_text("import torch\nfrom .broken import k\n\n\ndef f(x):\n    return x.sum().item()\n")
+    rep = audit_source(entry.read_text(), "entry.py", path=entry, root=tmp_path)
+    assert any(n.startswith("broken.py not read: SyntaxError") for n in rep.not_checked), rep.not_checked
+    assert rep.kernels == []
