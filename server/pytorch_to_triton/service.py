@@ -396,7 +396,9 @@ class Service:
         if on_event:
             on_event("static analysis", 0, 2)
         # With a task reference the file is a benchmark candidate: its honesty checks are findings, not notes.
-        report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None)
+        # a file on disk: the kernels it imports from its own package are read too (inline code has no package)
+        report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None,
+                              path=src_path if code is None else None, root=self.ws.root, name_of=self.ws.relative)
         compiled: list[dict[str, Any]] = []
         runtime: dict[str, Any] = {}  # of the worker that ran the file's code, when one did
         if compile and reference:
@@ -473,6 +475,10 @@ class Service:
             # A KernelBench task reference as the example call: the sizes its validation runs at (the worker reads
             # them only for that form).
             p.args.update(sizes=dict(side.sizes), sizes_interpreter=dict(side.sizes_interpreter))
+        if p.args is not None:  # compute-sanitizer (GPU) reruns the variants that would expose a static memory suspect
+            from .audit.sanitizer_evidence import suspect_probes
+
+            p.args["sanitize_probes"] = suspect_probes(report)
         if not probe:
             return weigh(report, None, "probe=false", accept=p.accept)
         if p.args is None:

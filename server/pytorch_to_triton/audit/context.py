@@ -41,10 +41,22 @@ class AuditContext:
         self.facts: dict[str, KernelFacts] = {}
         self._seen: set[tuple[str, int, str]] = set()
         self._lines: list[str] | None = None
+        # id(node) -> the context of the file it belongs to, for kernels imported from another file: a finding on
+        # one of their nodes is put on that file and line, never on this one (audit/imports.py)
+        self.elsewhere: dict[int, AuditContext] = {}
+
+    def borrow(self, other: AuditContext, node: ast.AST) -> None:
+        """Route findings on `node` and everything under it (another file's kernel) to `other`."""
+        for n in ast.walk(node):
+            self.elsewhere[id(n)] = other
 
     def add(self, check: str, node: ast.AST | None, function: str | None, *, why: str = "", fix: str = "",
             snippet: str = "", evidence: str = "", line: int | None = None, verify: str = "") -> None:
         """`verify`: what the reader must check because the file does not show it; the finding drops to P2."""
+        other = self.elsewhere.get(id(node)) if node is not None else None
+        if other is not None and other is not self:
+            return other.add(check, node, function, why=why, fix=fix, snippet=snippet, evidence=evidence, line=line,
+                             verify=verify)
         c = CHECKS[check]
         ln = line if line is not None else getattr(node, "lineno", 0)
         key = (check, ln, function or "")
@@ -65,6 +77,9 @@ class AuditContext:
 
     def text(self, node: ast.AST) -> str:
         """The node's source text (ast.get_source_segment splits the whole file on every call: 30 s on a big one)."""
+        other = self.elsewhere.get(id(node))
+        if other is not None and other is not self:
+            return other.text(node)
         if self._lines is None:
             self._lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n|$)", self.model.source)
         try:

@@ -24,6 +24,7 @@ from typing import Any
 
 from .hypotheses import hypothesis
 from .model import AuditReport, Finding
+from .sanitizer_evidence import weigh_sanitizer
 
 CATEGORY = {"example": "correctness", "repeat": "correctness", "layout": "memory_access", "rows": "correctness",
             "sizes": "correctness", "sentinel": "memory_access", "magnitude": "numerical_stability",
@@ -111,7 +112,7 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
         if h is None or f.severity not in ("P0", "P1"):
             continue
         hits = [r for name in h.probes for r in failed.get(name, [])]
-        here = next((r for r in hits if _same_file(r, report.file) and r.get("kernel_line") is not None
+        here = next((r for r in hits if _same_file(r, f.file) and r.get("kernel_line") is not None
                      and abs(int(r["kernel_line"]) - f.line) <= 1), None)
         if here is not None:
             used.add(id(here))
@@ -148,6 +149,7 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
         _weigh_recompiles(report, probed)
         _weigh_unrun_syncs(report, probed)
         _aside_notes(report, probes, repro)
+        weigh_sanitizer(report, probed, repro)  # compute-sanitizer's findings and verdicts (GPU), or its stand-in
     _accept(report, accept or [])
     report.finalize()
     suspects = sum(f.severity == "P2" and f.why.startswith("verify:") and hypothesis(f.id) is not None

@@ -50,6 +50,7 @@ class KernelDecl:
     constexprs: set[str]
     helper: bool = False  # called from another @triton.jit function, not launched
     no_specialize: set[str] = field(default_factory=set)  # @triton.jit(do_not_specialize=[...])
+    origin: FileModel | None = None  # the file it is defined in, when imported from another one (imports.py)
 
 
 @dataclass
@@ -69,6 +70,17 @@ def _decorator_name(d: ast.expr, aliases: dict[str, str]) -> str:
     return canon(d.func if isinstance(d, ast.Call) else d, aliases)
 
 
+def _launched_name(f: ast.expr) -> str:
+    """The kernel name of a launch `kernel[grid](...)`, or of torch.library's `wrap_triton(kernel)[grid](...)`
+    (capture_triton, its older name): how a triton_op launches (fairchem's fused_wigner.py); '' otherwise."""
+    if not isinstance(f, ast.Subscript):
+        return ""
+    v = f.value
+    if isinstance(v, ast.Call) and short(dotted(v.func)) in ("wrap_triton", "capture_triton") and len(v.args) == 1:
+        v = v.args[0]
+    return v.id if isinstance(v, ast.Name) else ""
+
+
 def _is_jit(fn: ast.FunctionDef, aliases: dict[str, str]) -> bool:
     return any(short(_decorator_name(d, aliases)) == "jit" for d in fn.decorator_list)
 
@@ -76,7 +88,8 @@ def _is_jit(fn: ast.FunctionDef, aliases: dict[str, str]) -> bool:
 class FileModel:
     """The parsed file with its kernels, host functions and launches; the source is never executed."""
 
-    def __init__(self, source: str, filename: str, tree: ast.Module):
+    def __init__(self, source: str, filename: str, tree: ast.Module, imported: dict[str, KernelDecl] | None = None):
+        """`imported`: kernels of other files this one imports (audit/imports.py), launched here as if local."""
         self.source, self.filename, self.tree = source, filename, tree
         self.aliases = import_aliases(tree)
         self.consts: dict[str, float] = {}
@@ -84,8 +97,12 @@ class FileModel:
         self.kernels: dict[str, KernelDecl] = {}
         self.funcs: dict[str, HostFunc] = {}
         self.classes: dict[str, ast.ClassDef] = {}
+        # launches of this file's kernels made in a file that imports them (they are read as that file's own)
+        self.borrowed: list[Launch] = []
         for node in tree.body:
             self._module_stmt(node)
+        for name, decl in (imported or {}).items():
+            self.kernels.setdefault(name, decl)
         for fn in self.funcs.values():
             self._scan_host(fn)
         for k in self.kernels.values():
@@ -157,8 +174,9 @@ class FileModel:
             if not isinstance(node, ast.Call):
                 continue
             f = node.func
-            if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in self.kernels:
-                fn.launches.append(Launch(f.value.id, node, f.slice, fn.qualname, list(node.args),
+            launched = _launched_name(f)
+            if launched in self.kernels:
+                fn.launches.append(Launch(launched, node, f.slice, fn.qualname, list(node.args),  # type: ignore
                                           {k.arg: k.value for k in node.keywords if k.arg}))
                 continue
             target = self.resolve_call(node, fn)
@@ -243,7 +261,7 @@ class FileModel:
         return self.assigns.get(name)
 
     def launches(self) -> list[Launch]:
-        return [ln for f in self.funcs.values() for ln in f.launches]
+        return [ln for f in self.funcs.values() for ln in f.launches] + self.borrowed
 
     def autotune_configs(self, k: KernelDecl) -> list[ast.Call]:
         """The triton.Config(...) calls the kernel's autotune lists, where they can be read statically."""

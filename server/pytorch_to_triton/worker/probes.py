@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from . import probe_inputs as pi
+from . import sanitizer
 from .bounds import BOUNDS, OutOfBounds
 from .bounds import install as install_bounds
 from .compare import merged_tolerances, tolerance_for
@@ -222,12 +223,15 @@ class Prober:
     """Runs the probes for one entry and one example call."""
 
     def __init__(self, entry: Callable[..., Any], make_inputs: Callable[[Case], Any], shape: Any, dtype: str,
-                 device: str, reference: Callable[..., Any] | None = None, only: str | None = None,
+                 device: str, reference: Callable[..., Any] | None = None, only: str | list[str] | None = None,
                  budget_s: float = DEFAULT_BUDGET_S, user_dirs: list[Path] | None = None,
                  skip: dict[str, str] | None = None, emit: Callable[..., Any] | None = None) -> None:
         self.entry, self.make, self.shape, self.device = entry, make_inputs, shape, device
         self.dtype = dtype_from_name(dtype)
-        self.reference, self.only = reference, only
+        self.reference = reference
+        # reproducer mode: the variants to run ("PROBE: LABEL"); the sanitizer's child asks for several at once
+        self.only: list[str] | None = [only] if isinstance(only, str) else (list(only) if only else None)
+        self.mark: Callable[[str], None] | None = None  # said before each asked-for variant runs (sanitizer.py)
         self.deadline = time.monotonic() + budget_s
         self.user_dirs = user_dirs or []
         self.rtol, self.atol = tolerance_for(self.dtype, None)
@@ -278,8 +282,13 @@ class Prober:
             BOUNDS.active, POISON.active = False, False
 
     def wanted(self, probe: str, label: str) -> bool:
-        """Reproducer mode runs one variant only."""
-        return self.only is None or self.only == f"{probe}: {label}"
+        """Reproducer mode runs the variants asked for only (each announced to `mark` before it runs)."""
+        if self.only is None:
+            return True
+        hit = f"{probe}: {label}" in self.only
+        if hit and self.mark is not None:
+            self.mark(f"{probe}: {label}")
+        return hit
 
     def fail(self, p: Probe, label: str, what: str, error: BaseException | None = None, **extra: Any) -> None:
         """Record a failing variant (with the kernel line when the error came from inside a kernel)."""
@@ -354,6 +363,8 @@ class Prober:
             raise TaskError("inputs", f"the harness's make_inputs failed for shape {self.shape}: "
                             f"{type(e).__name__}: {e}", usage=True) from e
         else:
+            if self.mark is not None:
+                self.mark("example: example")
             with self.lines.watch() if self.lines is not None else contextlib.nullcontext():
                 base = self.call(x)  # the example's host lines (probe_lines.py): one traced call, not every probe's
         self.out_dtypes = base.dtypes or []
@@ -379,7 +390,7 @@ class Prober:
             if name in self.skip:
                 p.not_run = f"the harness rules it out: {self.skip[name]}"
                 continue
-            if self.only is not None and not self.only.startswith(f"{name}:"):
+            if self.only is not None and not any(o.startswith(f"{name}:") for o in self.only):
                 p.not_run = "not asked for (reproducer of one variant)"
                 continue
             if time.monotonic() > self.deadline:
@@ -1043,10 +1054,13 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     prober.task = kb is not None or not (args.get("entry") or hasattr(h_mod, "ENTRY")
                                          or callable(getattr(h_mod, "entry", None)))
     prober.tolerances = merged_tolerances(h_mod, None)
+    if args.get("mark"):  # the sanitizer's child (a terminal, never the worker's protocol channel)
+        prober.mark = lambda v: print(f"{sanitizer.MARK}{v}", flush=True)
     try:
         probes = prober.run()
     finally:
         RECORDER.record_blocks(False)
+    sanitized = _sanitize(args, rt, [p.as_dict() for p in probes], prober)
     launched = sorted(set(RECORDER.names))
     def listed(table: dict[str, dict[str, set[Any]]]) -> dict[str, dict[str, list[str]]]:
         return {k: {p: [repr(v) for v in sorted(vs, key=_value_order)][:8] for p, vs in ps.items()}
@@ -1054,16 +1068,35 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
 
     constexprs = listed(RECORDER.constexprs)
     batch = listed(prober.batch_constexprs) if prober.batch_constexprs is not None else None
-    safety = ("the interpreter's bounds check (every load/store inside its launch's tensors)" if bounds else
-              "out-of-bounds accesses show as CUDA errors only when they leave the allocation (no compute-sanitizer "
-              "here); poisoned guard bytes catch the rest as non-finite outputs")
+    safety = (f"{sanitizer.INTERPRETER} (every load/store inside its launch's tensors)" if bounds else
+              "compute-sanitizer memcheck over the example call and the P0 candidates (PYTORCH_NO_CUDA_MEMORY_CACHING"
+              "=1), racecheck over the example call" if sanitized.get("runs") else
+              "out-of-bounds accesses show as CUDA errors only when they leave the allocation (compute-sanitizer not "
+              f"run: {sanitized.get('not_run') or 'not a CUDA device'}); poisoned guard bytes catch the rest as "
+              "non-finite outputs")
     entry_line = _entry_line(fn, target)
     name = getattr(fn, "__qualname__", None) if kb is not None else getattr(fn, "__name__", None)
     return {"probes": [p.as_dict() for p in probes], "entry": name or str(fn), "entry_line": entry_line,
+            "target": str(target),
             "launched": launched, "constexpr_values": constexprs, "constexpr_values_batch": batch,
             "lines_run": sorted(prober.lines.lines),
             "shape": list(shape) if isinstance(shape, tuple) else shape, "dtype": dtype,
-            "device": rt.device, "safety": safety, "reference": ref is not None, "kernelbench": kb is not None}
+            "device": rt.device, "safety": safety, "reference": ref is not None, "kernelbench": kb is not None,
+            "sanitizer": sanitized}
+
+
+def _sanitize(args: dict[str, Any], rt: Any, probes: list[dict[str, Any]], prober: Prober) -> dict[str, Any]:
+    """compute-sanitizer over the chosen variants on a CUDA device (sanitizer.py); why not, otherwise. Its budget is
+    what the probes left plus a share of the slack between the probes' budget and the worker call's timeout."""
+    if rt.device != "cuda" or args.get("only") is not None or args.get("sanitizer") is False:
+        return {"not_run": "not a CUDA device" if rt.device != "cuda" else "a reproducer run", "runs": []}
+    if os.environ.get("P2T_SANITIZER", "1") == "0":
+        return {"not_run": "turned off (P2T_SANITIZER=0)", "runs": []}
+    # (a poisoned CUDA context is this process's: the sanitizer's child starts its own, and confirms the fault)
+    budget = float(args.get("budget_s") or DEFAULT_BUDGET_S)
+    left = max(0.0, prober.deadline - time.monotonic()) + 0.1 * budget
+    chosen = sanitizer.variants(probes, tuple(args.get("sanitize_probes") or ()))
+    return {"variants": chosen, **sanitizer.run(args, chosen, left)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1076,12 +1109,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shape", type=json.loads, help='the example shape as JSON, e.g. [4, 1000] (KernelBench: the '
                     'sizes, e.g. {"batch_size": 64, "dim": 512})')
     ap.add_argument("--dtype", help="the example dtype (default float32; KernelBench: the problem's own)")
-    ap.add_argument("--only", help='one variant, "PROBE: LABEL" as the report names it')
+    ap.add_argument("--only", action="append", help='one variant, "PROBE: LABEL" as the report names it (repeat it '
+                    "for several)")
+    ap.add_argument("--mark", action="store_true", help="print a line before each asked-for variant runs (the "
+                    "compute-sanitizer child reads it to put each error on its variant)")
     a = ap.parse_args(argv)
     from .runtime import setup
 
     res = run_probes({"target": a.target, "harness": a.harness, "entry": a.entry, "shape": a.shape,
-                      "dtype": a.dtype, "only": a.only, "budget_s": 1e9}, setup())
+                      "dtype": a.dtype, "only": a.only, "budget_s": 1e9, "mark": a.mark, "sanitizer": False},
+                     setup())
     failures = [(p["name"], f) for p in res["probes"] for f in p["failures"]]
     for name, f in failures:  # a person's terminal, not the MCP channel
         print(f"FAIL {name}: {f['variant']}: {f['what']} {f.get('detail') or f.get('error', '')}")

@@ -1,0 +1,14 @@
+# label: bad sizes (the kernel, imported by the package's own name, misses its tail mask)
+import torch
+import triton
+
+from scalepkg.kernels import scale_kernel
+
+
+def scale(x: torch.Tensor, s: float = 2.0) -> torch.Tensor:
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    n = x.numel()
+    BLOCK = 256
+    scale_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, s, BLOCK=BLOCK)
+    return y
