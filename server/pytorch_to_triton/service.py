@@ -164,6 +164,7 @@ class Service:
         strict: bool = False,
         require: list[str] | None = None,
         timeout_s: float = VALIDATION_TIMEOUT_S,
+        budget_s: float | None = None,
         device: str | None = None,
         on_event: OnEvent | None = None,
         cancel: threading.Event | None = None,
@@ -171,8 +172,9 @@ class Service:
         """Validate candidate files against a PyTorch reference over many cases (the stage gate)."""
         ref = self.source(reference, reference_code, "reference")
         side = self._sidecar(ref) if reference_code is None else None
+        explicit_cases = cases  # the reproduce line repeats what was passed; the sidecar is read again anyway
         merged, side_used = sidecar.for_validation(side, dtypes=dtypes, cases=cases, tolerances=tolerances,
-                                                   sizes=sizes)  # explicit arguments win over the sidecar
+                                                   sizes=sizes, budget_s=budget_s)  # explicit arguments win
         dtypes, cases, tolerances, sizes = merged["dtypes"], merged["cases"], merged["tolerances"], merged["sizes"]
         required = sidecar.merge_require(side, strict, require, side_used)  # worker args["require"]
         cand_paths = [self.source(c, None, "candidate") for c in candidates or []]
@@ -195,6 +197,10 @@ class Service:
             base["noncontiguous"] = noncontiguous
         if sizes:
             base["sizes"] = check_sizes(sizes)
+        if merged.get("budget_s") is not None:
+            if not 0 <= float(merged["budget_s"]) <= 3600:
+                raise UsageError("budget_s must be between 0 (no budget) and 3600 seconds")
+            base["budget_s"] = float(merged["budget_s"])
         if merged.get("sizes_interpreter"):
             base["sizes_interpreter"] = check_sizes(merged["sizes_interpreter"], "sizes.interpreter")
         reports: list[CandidateReport] = []
@@ -229,6 +235,13 @@ class Service:
             cmd += ["--dtypes", ",".join(dtypes)]
         if sizes:
             cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
+        if explicit_cases:  # the same extra cases (issue 40: the reproduce line dropped them)
+            plain = [{k: v for k, v in c.items() if v is not None} for c in _cases(explicit_cases)]
+            cmd += ["--cases", json.dumps(plain, separators=(",", ":"))]
+        if replace_cases:
+            cmd += ["--replace-cases"]
+        if budget_s is not None:
+            cmd += ["--budget", f"{float(budget_s):g}"]
         if only_cases:  # a subset run reproduces as the same subset
             cmd += ["--only-cases", ",".join(only_cases)]
         report.reproduce = shlex.join(cmd)

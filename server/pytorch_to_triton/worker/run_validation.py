@@ -141,11 +141,39 @@ def _kernel_names() -> list[str]:
     return list(RECORDER.compiled.keys())
 
 
+def _error_type(f: dict[str, Any]) -> str:
+    ev = f.get("evidence")
+    if isinstance(ev, dict) and ev.get("type"):
+        return str(ev["type"])
+    return str(f.get("message") or "").split(":", 1)[0].split(" ")[0]
+
+
+def same_cause(contract: dict[str, Any], robust: dict[str, Any]) -> bool:
+    """Whether a robustness failure is the contract failure again: the same check (and, for an exception, the same
+    error type). The variants are built from the contract cases, so nothing tells them apart (issue 40: a missing
+    division failed the main case and was also reported as "not robust to: NaN/inf input" with a NaN fix)."""
+    if contract["check"] != robust["check"]:
+        return False
+    return robust["check"] != "exception" or _error_type(contract) == _error_type(robust)
+
+
 def robustness_section(v: Validator) -> list[dict[str, Any]]:
-    """One finding per (kind, check) seen in robustness cases, failures first, each with its kind's fix."""
+    """One finding per (kind, check) seen in robustness cases, failures first, each with its kind's fix; one that
+    fails the same way as a contract case stays with that case (a note, not a finding of its own)."""
     found = [f for f in v.robustness.values() if f["severity"] == "fail"]
-    return sorted(found, key=lambda f: (cs.REQUIRE_KINDS.index(f["kind"]) if f["kind"] in cs.REQUIRE_KINDS else 9,
-                                        PRIORITY.index(f["check"]) if f["check"] in PRIORITY else 99))
+    contract = [f for f in v.findings.values() if f["severity"] == "fail"]
+    own, again = [], []
+    for f in found:
+        c = next((c for c in contract if same_cause(c, f)), None)
+        (again if c is not None else own).append((f, c))
+    if again:
+        kinds = ", ".join(dict.fromkeys(f["title"] for f, _ in again))
+        c = again[0][1]
+        v.notes.append(f"{kinds}: failed the same way as contract case {c['case']} ({c['check']}); not a separate "
+                       "robustness finding: fix the contract failure first, then validate again")
+    return sorted((f for f, _ in own), key=lambda f: (cs.REQUIRE_KINDS.index(f["kind"]) if f["kind"] in
+                                                      cs.REQUIRE_KINDS else 9,
+                                                      PRIORITY.index(f["check"]) if f["check"] in PRIORITY else 99))
 
 
 def verdict_line(report: dict[str, Any]) -> str:

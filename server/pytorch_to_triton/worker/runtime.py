@@ -165,6 +165,7 @@ def _install_interpreter_hooks() -> dict[str, Any]:
                            "tensor_index": interp_compat.install(),
                            "bool_splat": interp_compat.install_bool_splat(),
                            "list_grid": interp_compat.install_list_grid(),
+                           "range_tensor": interp_compat.install_range_tensor(),
                            "cuda_device": interp_compat.install_cuda_device_noop(),
                            "libdevice": interp_libdevice.install()}
     try:
