@@ -314,3 +314,30 @@ def test_a_subset_run_names_the_case_its_sizes_belong_to(service):
     rep = service.validate(reference=f"{FIX}/rowsum_reference.py", trials=1, only_cases=["odd"],
                            candidates=[f"{FIX}/rowsum_good.py"])
     assert "[KernelBench case odd at sizes batch_size=15, dim=511: full size not run]" in rep.summary, rep.summary
+
+
+def test_float64_unavailable_is_said_once_and_reproduce_keeps_the_cases(service):
+    """Issue 40: a lambda over the fp32 module makes the float64 reference fail on every case; the note comes once.
+    The reproduce line keeps --cases (it dropped them)."""
+    cases = [{"name": "b3", "sizes": {"batch_size": 3}}]
+    rep = service.validate(reference=f"{FIX}/lambda_mlp_reference.py", candidates=[f"{FIX}/lambda_mlp_good.py"],
+                           trials=2, cases=cases, only_cases=["full", "odd", "b3"])
+    cand = rep.candidates[0]
+    assert cand.ok, rep.summary
+    assert len({c.name for c in cand.cases}) >= 3
+    notes = [n for n in cand.notes if n.startswith("float64 reference unavailable")]
+    assert len(notes) == 1, cand.notes
+    assert '--cases \'[{"name":"b3","sizes":{"batch_size":3}}]\'' in rep.reproduce, rep.reproduce
+
+
+def test_a_robustness_failure_that_is_the_contract_failure_stays_with_its_case(service):
+    """Issue 40: a candidate wrong on the main case fails the layout, NaN and extreme variants the same way; those
+    are not reported as 'not robust to ...' findings with their own fixes, a note says why."""
+    rep = service.validate(reference=f"{FIX}/tiny_reference.py", candidates=[f"{FIX}/tiny_off_20pct.py"], trials=1,
+                           only_cases=["full", "full:transposed", "full:strided", "extreme"])
+    cand = rep.candidates[0]
+    assert not cand.ok and not cand.robustness, [r.title for r in cand.robustness]
+    assert rep.verdict.startswith("fail") and "not robust" not in rep.verdict, rep.verdict
+    assert any("failed the same way as contract case full" in n for n in cand.notes), cand.notes
+    assert any(not c.ok and ((c.model_extra or {}).get("tier") or getattr(c, "tier", None)) == "robustness"
+               for c in cand.cases)

@@ -141,6 +141,11 @@ def _kernel_names() -> list[str]:
     return list(RECORDER.compiled.keys())
 
 
+# Checks that report one cause: wrong values read at the absolute tolerance (mismatch) or, for outputs too small for
+# it, relatively (relative_mismatch); the same wrong kernel fails both ways on cases of other magnitudes.
+FAMILY = {"relative_mismatch": "mismatch"}
+
+
 def _error_type(f: dict[str, Any]) -> str:
     ev = f.get("evidence")
     if isinstance(ev, dict) and ev.get("type"):
@@ -149,10 +154,10 @@ def _error_type(f: dict[str, Any]) -> str:
 
 
 def same_cause(contract: dict[str, Any], robust: dict[str, Any]) -> bool:
-    """Whether a robustness failure is the contract failure again: the same check (and, for an exception, the same
-    error type). The variants are built from the contract cases, so nothing tells them apart (issue 40: a missing
+    """Whether a robustness failure is the contract failure again: the same check or FAMILY (and, for an exception,
+    the same error type). The variants are built from the contract cases, so nothing tells them apart (issue 40: a missing
     division failed the main case and was also reported as "not robust to: NaN/inf input" with a NaN fix)."""
-    if contract["check"] != robust["check"]:
+    if FAMILY.get(contract["check"], contract["check"]) != FAMILY.get(robust["check"], robust["check"]):
         return False
     return robust["check"] != "exception" or _error_type(contract) == _error_type(robust)
 
