@@ -36,9 +36,9 @@ def test_default_variants_shrunk_sizes_and_real_shapes(service):
     for expected in ("shrunk", "shrunk:transposed", "shrunk:strided", "odd", "small", "single", "zero", "nan_inf"):
         assert expected in names, names
     assert _extra(cand, "full_size_run") is False
-    assert _extra(cand, "sizes_used") == {"batch_size": 64, "dim": 512}
+    assert _extra(cand, "sizes_used") == {"batch_size": 64, "dim": 385}
     assert any("full size was not run" in n for n in cand.notes)
-    assert "KernelBench at sizes batch_size=64, dim=512: full size not run" in rep.summary
+    assert "KernelBench at sizes batch_size=64, dim=385: full size not run" in rep.summary
     kb = _extra(cand, "kernelbench")
     assert kb["size_constants"] == {"batch_size": 64, "dim": 2048}
     assert kb["checks"]["nan_inf"].startswith("ran")
@@ -47,7 +47,7 @@ def test_default_variants_shrunk_sizes_and_real_shapes(service):
         assert sizes is not None, c.name
         assert c.shape == [[sizes["batch_size"], sizes["dim"]]], (c.name, c.shape, sizes)
     odd = next(c for c in cand.cases if c.name == "odd")
-    assert odd.shape == [[63, 511]]
+    assert odd.shape == [[63, 385]]
     assert next(c for c in cand.cases if c.name == "zero").shape[0][0] == 0
 
 
@@ -313,7 +313,7 @@ def test_a_subset_run_names_the_case_its_sizes_belong_to(service):
     """--only-cases odd: the summary said 'KernelBench at sizes <the shrunk main case>' for sizes it never ran."""
     rep = service.validate(reference=f"{FIX}/rowsum_reference.py", trials=1, only_cases=["odd"],
                            candidates=[f"{FIX}/rowsum_good.py"])
-    assert "[KernelBench case odd at sizes batch_size=15, dim=511: full size not run]" in rep.summary, rep.summary
+    assert "[KernelBench case odd at sizes batch_size=15, dim=385: full size not run]" in rep.summary, rep.summary
 
 
 def test_float64_unavailable_is_said_once_and_reproduce_keeps_the_cases(service):

@@ -206,9 +206,11 @@ class Service:
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
         crashes = case_journal.ReferenceCrashes()  # cases whose reference crashed a worker: skipped for every candidate
+        call_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{threading.get_ident() % 10000:04d}"
         for i, cand in enumerate(cand_paths):
             display = self.ws.relative(cand)
             args = {**base, "candidate": str(cand), "candidate_display": display}
+            log = self._case_log(ref, call_id, display)
 
             def fwd(msg: dict[str, Any], i: int = i) -> None:
                 if on_event is not None and msg.get("type") == "progress":
@@ -217,12 +219,13 @@ class Service:
             try:
                 res = case_journal.validate_resuming(
                     lambda a, t, ev: self.pool.call("validate", a, timeout_s=t, device=device, on_event=ev, cancel=cancel),
-                    args, timeout_s, fwd, crashes, lambda e, d=display: _crash_detail(d, e, self.ws.root))
+                    args, timeout_s, fwd, crashes, lambda e, d=display: _crash_detail(d, e, self.ws.root), log)
                 runtime = res.get("runtime", runtime) or runtime
                 runtime["worker_device"] = res.get("worker_device")
                 reports.append(CandidateReport.model_validate(res))
             except WorkerError as e:
-                if e.kind == "cancelled":
+                if e.kind == "cancelled":  # killed by its caller: the finished cases stay in the case log
+                    self._interrupted(ref, display, call_id, getattr(e, "partial", None))
                     raise
                 if not runtime:  # the worker died before answering: where it ran comes from the slot
                     runtime = dict(getattr(e, "runtime", None) or {})
@@ -543,6 +546,29 @@ class Service:
         return DocsReport.model_validate(data)
 
     # ---- journal --------------------------------------------------------------------------------
+    def _case_log(self, ref: Path, call: str, stage: str) -> Callable[[dict[str, Any]], None]:
+        """Where a validation's finished cases go one by one (journal.cases_path): a call its caller kills (a
+        cancelled MCP request, a killed CLI) leaves the cases it finished there."""
+        from . import journal
+
+        task = journal.task_id(ref, self.ws.root)
+
+        def sink(rec: dict[str, Any]) -> None:
+            journal.append_case(self.ws.root, task, {"ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "call": call,
+                                                     "stage": stage, **rec})
+
+        return sink
+
+    def _interrupted(self, ref: Path, stage: str, call: str, partial: dict[str, Any] | None) -> None:
+        """A journal row for a validation its caller cancelled: how many cases had finished, and where they are."""
+        from . import journal
+
+        done = list((partial or {}).get("cases") or [])
+        self._journal(ref, "run_validation", stage, {
+            "ok": False, "interrupted": True, "call": call, "cases_done": len(done),
+            "cases_failed": sum(1 for c in done if not c.get("ok")),
+            "cases_file": self.ws.relative(journal.cases_path(self.ws.root, journal.task_id(ref, self.ws.root)))})
+
     def _journal(self, ref: Path, tool: str, stage: str, fields: dict[str, Any]) -> None:
         entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "tool": tool, "stage": Path(stage).name,
                  "file": stage, "reference": self.ws.relative(ref), **fields}
