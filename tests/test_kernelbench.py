@@ -303,7 +303,8 @@ def test_long_variant_reaches_past_two_of_the_candidates_blocks(service):
     good, bad = _cand(rep, "rowsum_good.py"), _cand(rep, "rowsum_chunk_reset.py")
     assert good.ok, rep.summary
     assert not bad.ok, rep.summary
-    assert {c.name for c in bad.cases if not c.ok} == {"long_dim"}, [(c.name, c.ok) for c in bad.cases]
+    failing = {c.name for c in bad.cases if not c.ok}  # the tiles case (issue 36 item 4) reaches past them too
+    assert {"long_dim"} <= failing <= {"long_dim", "tiles"}, [(c.name, c.ok) for c in bad.cases]
     assert next(c for c in good.cases if c.name == "long_dim").shape[0][1] == 2049
     assert any("long_dim: dim=2049 instead of 333, past two of the candidate's 1024-wide blocks" in n
                for n in good.notes), good.notes

@@ -532,8 +532,8 @@ def _main_case(mod: ModuleType, device: str, start: dict[str, int], pinned: dict
         main = Planned("full" if not pinned else "sized", start, "main", optional=False,
                        why="the problem's get_inputs() at its full size" if not pinned else "get_inputs() at your sizes")
     else:
-        small_enough = _off_block(mod, sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM, keep=keep,
-                                                 keep_ratio=ratio), vary, keep, ratio)
+        small_enough = _off_block(mod, start, sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM,
+                                                        keep=keep, keep_ratio=ratio), vary, keep, ratio)
         wide = {k: small_enough[k] for k in vary if small_enough[k] > sz.CPU_MAX_DIM}
         if wide:
             notes.append(f"shrinking left {sz.fmt(wide)} above {sz.CPU_MAX_DIM}: the reference rejects smaller "
@@ -554,13 +554,14 @@ def _main_case(mod: ModuleType, device: str, start: dict[str, int], pinned: dict
     return main
 
 
-def _off_block(mod: ModuleType, sizes: dict[str, int], vary: list[str], keep: set[str],
+def _off_block(mod: ModuleType, start: dict[str, int], sizes: dict[str, int], vary: list[str], keep: set[str],
                ratio: dict[str, str]) -> dict[str, int]:
     """The shrunk main case with its largest size moved off a power of two (512 -> 385, 3/4 of it plus one), so it is
     never exactly one of the candidate's blocks and its tail is exercised by the main case too (issue 40: the KL
     problem's main case was one 512-wide block, tails were caught only by the odd variants). Kept as it is when the
-    reference rejects the move (on fake tensors) or the size carries a structure (a head count, n_embd)."""
-    free = [k for k in vary if k not in keep and k not in ratio and k not in ratio.values()]
+    reference rejects the move (on fake tensors) or the size carries a structure (a head count, n_embd); only a size
+    the shrink moved (a problem small enough runs as it is, a pinned size stays)."""
+    free = [k for k in vary if k not in keep and k not in ratio and k not in ratio.values() and sizes[k] != start[k]]
     if not free:
         return sizes
     k = max(free, key=lambda name: sizes[name])
