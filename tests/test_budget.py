@@ -16,6 +16,8 @@ def test_predictions_follow_the_observed_rate_and_drop_what_does_not_fit() -> No
     assert b.predict(100.0, 1) is None and b.fits(1e12, 3)  # nothing observed: nothing is dropped blind
     b.observe(100.0, 1, 1.0)  # 0.01 s per unit
     assert abs(b.predict(200.0, 3) - 0.01 * 200 * 3 * budget.SLACK) < 1e-9
+    assert b.fits(1000.0, 1)  # one weight seen: its time may be warm-up, nothing is dropped on it yet
+    b.observe(300.0, 1, 3.0)
     assert b.fits(100.0, 1) and not b.fits(1000.0, 1)
     b.drop("long_dim", 1000.0, 1)
     assert b.note() is not None and "long_dim (about 12 s)" in b.note() and "--budget" in b.note()
@@ -24,6 +26,17 @@ def test_predictions_follow_the_observed_rate_and_drop_what_does_not_fit() -> No
     none = budget.Budget(None)
     none.observe(1.0, 1, 100.0)
     assert none.fits(1e9, 9) and none.note() is None and "budget" not in none.plan_line([("a", 1.0, 1, False)])
+
+
+def test_a_fixed_cost_per_run_is_told_apart_from_the_work() -> None:
+    """A first small case that is all warm-up must not make a bigger one look 1000x as long: once two weights are
+    seen, time = a + r * weight (the first run left out when three or more are there)."""
+    b = budget.Budget(100.0)
+    for w, t in [(1e3, 5.0), (1e3, 1.0), (1e5, 1.5), (1e6, 6.0)]:
+        b.observe(w, 1, t)
+    a, r = b.model()
+    assert 0.9 < a < 1.1 and 4e-6 < r < 6e-6, (a, r)
+    assert b.predict(1e6, 1) < 10 and b.fits(1e6, 3)
 
 
 def test_the_budget_comes_from_the_call_else_two_minutes_on_the_cpu_and_none_on_a_gpu() -> None:

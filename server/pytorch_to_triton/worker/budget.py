@@ -4,7 +4,7 @@ predicted from the cases already run, and which cases to leave out so that the w
 The interpreter's cost grows with the work of the case: the elements it reads and writes (programs x block) and the
 dot products it runs (an attention's loop over keys grows with T * T). Each case's weight is its inputs + outputs
 plus its reference's FLOPs / FLOPS_PER_ELEM, both read on fake tensors (nothing allocated); the seconds per unit of
-weight come from the cases that already ran (all of them together), stretched by SLACK so the estimate errs long. A case whose
+weight, and a fixed cost per run, come from a line through the runs already seen, stretched by SLACK. A case whose
 prediction no longer fits what is left of the budget is dropped and named; the problem's main case and the user's
 own cases are never dropped. The first estimate is made after the first case's first trial and said up front.
 """
@@ -51,14 +51,23 @@ def work(mod: ModuleType, sizes: dict[str, int]) -> float | None:
             return None
 
 
+def shape_work(shape: object) -> float | None:
+    """The weight of a form-(a) case: its shape's element count (+1, so an empty case weighs something)."""
+    if isinstance(shape, (tuple, list)) and all(isinstance(n, int) for n in shape):
+        n = 1
+        for d in shape:
+            n *= d
+        return float(n + 1)
+    return None
+
+
 @dataclass
 class Budget:
     """What the cases of one validation may spend, and what they spent so far."""
 
     seconds: float | None  # None: no budget (a GPU run, or budget_s=0)
     start: float = field(default_factory=time.monotonic)
-    spent_s: float = 0.0  # seconds and weight x runs of the cases observed: their ratio is the rate
-    spent_w: float = 0.0
+    seen: list[tuple[float, float]] = field(default_factory=list)  # (weight, seconds) of one run each
     dropped: list[str] = field(default_factory=list)
     announced: bool = False
 
@@ -73,24 +82,45 @@ class Budget:
     def observe(self, weight: float | None, runs: int, seconds: float) -> None:
         """One case (or trial) ran `runs` times at `weight` in `seconds`."""
         if weight and runs > 0 and seconds > 0:
-            self.spent_s += seconds
-            self.spent_w += weight * runs
+            self.seen.append((float(weight), seconds / runs))
+
+    def model(self) -> tuple[float, float] | None:
+        """(seconds per run, seconds per unit of weight): a least-squares line through the runs seen once two
+        weights differ (the first run, which pays the warm-up, left out when three or more are there), else all of
+        a run's time put on its weight (an estimate that errs long). None before any run."""
+        pts = self.seen[1:] if len(self.seen) >= 3 else self.seen
+        if not pts:
+            return None
+        ws = [w for w, _ in pts]
+        if max(ws) <= min(ws) * 1.05:
+            return 0.0, sum(t for _, t in pts) / sum(ws)
+        mw, mt = sum(ws) / len(pts), sum(t for _, t in pts) / len(pts)
+        r = max(0.0, sum((w - mw) * (t - mt) for w, t in pts) / sum((w - mw) ** 2 for w in ws))
+        return max(0.0, mt - r * mw), r
 
     @property
     def rate(self) -> float | None:
-        """Seconds per unit of weight per run over every case observed (the first one's warm-up fades out)."""
-        return self.spent_s / self.spent_w if self.spent_w else None
+        """Seconds per unit of weight (the model's slope), None before any run."""
+        m = self.model()
+        return None if m is None else m[1]
+
+    def separated(self) -> bool:
+        """Whether two different weights were seen: only then does the fixed cost per run stand apart."""
+        ws = [w for w, _ in self.seen]
+        return bool(ws) and max(ws) > min(ws) * 1.05
 
     def predict(self, weight: float | None, runs: int) -> float | None:
         """Seconds a case of this weight will take, None before any case ran (or without a weight)."""
-        if self.rate is None or not weight:
+        m = self.model()
+        if m is None or not weight:
             return None
-        return self.rate * weight * runs * SLACK
+        return (m[0] + m[1] * weight) * runs * SLACK
 
     def fits(self, weight: float | None, runs: int) -> bool:
-        """Whether a case of this weight, run `runs` times, fits what is left (it does when nothing predicts it)."""
+        """Whether a case of this weight, run `runs` times, fits what is left. It does while the model has seen one
+        weight only (the warm-up of a first small case would make every bigger one look too long)."""
         p = self.predict(weight, runs)
-        return self.seconds is None or p is None or p <= self.left()
+        return self.seconds is None or p is None or not self.separated() or p <= self.left()
 
     def drop(self, label: str, weight: float | None, runs: int) -> None:
         """Remember a case left out, with its prediction, for the report."""

@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 
+from . import budget, first_fix, interp_hints, interp_tf32
 from . import cases as cs
 from . import compare as cmp
-from . import first_fix, interp_hints, interp_tf32
 from . import kernelbench as kbench
 from .errors_fmt import describe
 from .guards import PatchWatch
@@ -70,18 +70,35 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     state: dict[str, Any] = {}
     done = 0
     failed_cases: set[str] = set()
-    for spec in [] if task.kernelbench else specs:
+    bud = budget.from_args(args, rt.device)
+    rest = [] if task.kernelbench else list(specs)
+    for i, spec in enumerate(rest):
         name, shape, dtype, scale = spec.name, spec.shape, spec.dtype, spec.scale
         v.tier, v.kind, v.values, v.hook = spec.tier, spec.kind, spec.values, spec.hook
+        w = budget.shape_work(shape)
+        if i and spec.why != "your case" and not bud.fits(w, trials):  # the first case and yours always run
+            bud.drop(f"{name} {dtype_name(dtype)}", w, trials)
+            continue
         for trial in range(trials):
             done += 1
             emit("progress", message=f"{report['candidate']}: {name} {dtype_name(dtype)} trial {trial + 1}/{trials}",
                  progress=done, total=total)
+            t0 = time.perf_counter()
             rec = v.run_case(task, name, shape, dtype, scale, trial, state=state)
+            bud.observe(w, 1, time.perf_counter() - t0)
+            if not bud.announced and bud.seconds is not None and bud.rate is not None:
+                bud.announced = True  # the up-front estimate: every case still to come
+                line = f"{report['candidate']}: " + bud.plan_line(
+                    [(f"{s.name} {dtype_name(s.dtype)}", budget.shape_work(s.shape), trials, s.why == "your case")
+                     for s in rest[i + 1:]])
+                v.notes.append(line)
+                emit("progress", message=line, progress=done, total=total)
             v.cases.append(rec)
             if not rec["ok"]:
                 failed_cases.add(name)
                 break  # one failing trial is enough; the next case tells more
+    if bud.note():
+        v.notes.append(bud.note())
     extreme = None if task.kernelbench or args.get("only_cases") or args.get("replace_cases") else \
         cs.extreme_spec(specs, cs.required(args))
     if extreme is not None:  # the same case with |x| ~ 1e4: overflow in exp, x * x, unscaled sums
