@@ -76,7 +76,8 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
         name, shape, dtype, scale = spec.name, spec.shape, spec.dtype, spec.scale
         v.tier, v.kind, v.values, v.hook = spec.tier, spec.kind, spec.values, spec.hook
         w = budget.shape_work(shape)
-        if i and spec.why != "your case" and not bud.fits(w, trials):  # the first case and yours always run
+        # The first case, yours and the reference's declared SHAPES always run: only the tool's default shapes go.
+        if i and spec.why.startswith("the tool's default") and not bud.fits(w, trials):
             bud.drop(f"{name} {dtype_name(dtype)}", w, trials)
             continue
         for trial in range(trials):
@@ -89,8 +90,8 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
             if not bud.announced and bud.seconds is not None and bud.rate is not None:
                 bud.announced = True  # the up-front estimate: every case still to come
                 line = f"{report['candidate']}: " + bud.plan_line(
-                    [(f"{s.name} {dtype_name(s.dtype)}", budget.shape_work(s.shape), trials, s.why == "your case")
-                     for s in rest[i + 1:]])
+                    [(f"{s.name} {dtype_name(s.dtype)}", budget.shape_work(s.shape), trials,
+                      not s.why.startswith("the tool's default")) for s in rest[i + 1:]])
                 v.notes.append(line)
                 emit("progress", message=line, progress=done, total=total)
             v.cases.append(rec)
