@@ -18,6 +18,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,10 +58,13 @@ def main() -> int:
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the second worker sees no GPU: the interpreter counts and fits
     cpu = Service(ws, device="cpu")
     result = []
+    print(f"{'problem':<34}{'stage':<11}{'GPU ms':>9}{'EST µs':>10}{'held-back err':>15}  estimated for / note",
+          flush=True)
     try:
-        for p, d in dirs.items():
+        for p, d in dirs.items():  # each problem printed and saved as it finishes (a part's limit may cut the rest)
             base = {"workspace": str(ws), "reference": str(d / "reference.py"), "reference_entry": None,
                     "candidate_entry": None, "dtype": None, "cases": None, "sweep": None, "sizes": None}
+            t0 = time.perf_counter()
             est = no_gpu_benchmark(cpu, d / "reference.py", [d / s for s in STAGES], base, "H100", 600)
             rows = []
             for e in est.model_extra["estimate"]:
@@ -73,19 +77,21 @@ def main() -> int:
             timed = [r for r in rows if r["gpu_ms"] and r["estimate_us"]]
             same = ([r["stage"] for r in sorted(timed, key=lambda r: r["gpu_ms"])] ==
                     [r["stage"] for r in sorted(timed, key=lambda r: r["estimate_us"])])
-            result.append({"problem": p, "rows": rows, "same_order": same, "timed": len(timed)})
+            s = {"problem": p, "rows": rows, "same_order": same, "timed": len(timed),
+                 "estimate_s": round(time.perf_counter() - t0, 1)}
+            result.append(s)
+            (OUT / "estimate_fit_vs_gpu.json").write_text(json.dumps(result, indent=2, default=str))
+            for r in rows:
+                err = r["held_back_error"]
+                print(f"{p:<34}{r['stage']:<11}{r['gpu_ms'] or float('nan'):>9.4f}"
+                      f"{r['estimate_us'] or float('nan'):>10.1f}"
+                      f"{(100 * err if err is not None else float('nan')):>14.1f}%"
+                      f"  {r['estimated_for'] or ''} {r['fit_note'] or r['error'] or ''}"[:260], flush=True)
+            print(f"{'':<34}same order as the GPU ({s['timed']} stages timed and estimated): {same}; "
+                  f"estimate took {s['estimate_s']} s", flush=True)
     finally:
         cpu.close()
-    (OUT / "estimate_fit_vs_gpu.json").write_text(json.dumps(result, indent=2, default=str))
-    print(f"{'problem':<34}{'stage':<11}{'GPU ms':>9}{'EST µs':>10}{'held-back err':>15}  estimated for / note")
-    for s in result:
-        for r in s["rows"]:
-            err = r["held_back_error"]
-            print(f"{s['problem']:<34}{r['stage']:<11}{r['gpu_ms'] or float('nan'):>9.4f}"
-                  f"{r['estimate_us'] or float('nan'):>10.1f}{(100 * err if err is not None else float('nan')):>14.1f}%"
-                  f"  {r['estimated_for'] or ''} {r['fit_note'] or r['error'] or ''}"[:260])
-        print(f"{'':<34}same order as the GPU ({s['timed']} stages timed and estimated): {s['same_order']}")
-    ok = all(s["same_order"] for s in result)
+    ok = bool(result) and all(s["same_order"] for s in result)
     print(f"\nevery problem ranked as on the GPU: {ok}; JSON: {OUT / 'estimate_fit_vs_gpu.json'}")
     return 0 if ok else 1
 

@@ -1,7 +1,6 @@
 # PART=multiplicity (issue 40, branch i40): sourced by benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there).
-# ~3-4 minutes. 1) the "index of a repeated dimension" corpus at full size, scored independently (torch + triton
-# only) and by the tool's own GPU validation: every good.py passes, every planted bug fails (the labels the CPU
-# test relies on). 2) the no-GPU ESTIMATE, now fitted per size and extrapolated to the problem's own sizes, against
-# GPU medians of the 2026-12-04 trial stages: same order per problem, and the fit's held-back error.
-run multiplicity_gpu 150 python3 benchmarks/multiplicity_gpu.py --tool
-run estimate_fit 200 python3 benchmarks/estimate_fit_vs_gpu.py
+# ~2-3 minutes. The "index of a repeated dimension" corpus (tests/multiplicity_corpus) at each problem's full size,
+# scored independently (torch + triton only, 3 seeds, allclose 1e-2 and 1e-4) and by the tool's own GPU validation
+# (--tool): every good.py passes, every planted bug (h = bh * 0, group/expert/batch offset * 0) fails. The table's
+# last line says whether all labels were confirmed.
+run multiplicity_gpu 220 python3 benchmarks/multiplicity_gpu.py --tool

@@ -174,10 +174,11 @@ def _past_the_blocks(task: Task, measured: dict[str, int], full: dict[str, int],
     return new
 
 
+HELD_BACK = 1.25  # every fitted size x1.25 at once: a point no fitted run saw (2.4x the elements for 4 sizes)
 FIT_MAX_SIZES = 4  # sizes fitted one by one (each costs one more counted run); more fall back to the ratio rule
 FIT_RULE = ("each count (loads, stores, unique bytes, tl.dot FLOPs per precision) fitted as c * prod(size_k ** e_k) "
             "from one counted run at the count point and one per size with that size doubled, then extrapolated to "
-            "the problem's own sizes; checked on a held-back run with every fitted size x1.5")
+            "the problem's own sizes; checked on a held-back run with every fitted size x1.25")
 
 
 def _quantities(totals: dict[str, Any]) -> dict[str, float]:
@@ -242,7 +243,7 @@ def _fit(task: Task, base: dict[str, int], full: dict[str, int], base_q: dict[st
     exps = fit_counts(base_q, base, runs)
     held = dict(base)
     for k in keys:
-        held = _moved(task, held, k, 1.5, rels) or held
+        held = _moved(task, held, k, HELD_BACK, rels) or held
     out: dict[str, Any] = {"sizes": keys, "exponents": exps, "count_point": dict(base), "estimated_for": dict(full)}
     if held != base:
         emit("progress", message=f"{who}: counting at {sz.fmt(held)} (held back: checks the fit)", progress=0,
