@@ -174,11 +174,12 @@ def _past_the_blocks(task: Task, measured: dict[str, int], full: dict[str, int],
     return new
 
 
-HELD_BACK = 1.25  # every fitted size x1.25 at once: a point no fitted run saw (2.4x the elements for 4 sizes)
+HELD_BACK = 1.5  # every fitted size about x1.5 at once (rounded to the blocks, as the problem's size is aligned)
 FIT_MAX_SIZES = 4  # sizes fitted one by one (each costs one more counted run); more fall back to the ratio rule
 FIT_RULE = ("each count (loads, stores, unique bytes, tl.dot FLOPs per precision) fitted as c * prod(size_k ** e_k) "
             "from one counted run at the count point and one per size with that size doubled, then extrapolated to "
-            "the problem's own sizes; checked on a held-back run with every fitted size x1.25")
+            "the problem's own sizes; checked on a held-back run with every fitted size about x1.5, aligned to the "
+            "candidate's widest block as the problem's own size is")
 
 
 def _quantities(totals: dict[str, Any]) -> dict[str, float]:
@@ -223,7 +224,7 @@ def predict(base_q: dict[str, float], base: dict[str, int], exps: dict[str, dict
 
 
 def _fit(task: Task, base: dict[str, int], full: dict[str, int], base_q: dict[str, float], dtype: torch.dtype,
-         device: str, seed: int, emit: Any, who: str) -> dict[str, Any] | None:
+         device: str, seed: int, emit: Any, who: str, block: int | None = None) -> dict[str, Any] | None:
     """Counts at the problem's own sizes from a fit over small counted runs, with the fit's error on a held-back
     run; None when it cannot fit (too many sizes, a size the reference will not move)."""
     mod = task.ref_mod
@@ -242,8 +243,10 @@ def _fit(task: Task, base: dict[str, int], full: dict[str, int], base_q: dict[st
         runs[k] = (moved, _quantities(counter.totals()))
     exps = fit_counts(base_q, base, runs)
     held = dict(base)
-    for k in keys:
-        held = _moved(task, held, k, HELD_BACK, rels) or held
+    for k in keys:  # aligned to the blocks as the problem's own size is: padding the full size never has is no error
+        align = min(block or 1, full[k] & -full[k]) if full[k] > 0 else 1
+        target = max(base[k] + align, round(base[k] * HELD_BACK / align) * align)
+        held = _moved(task, held, k, target / held[k], rels) or held
     out: dict[str, Any] = {"sizes": keys, "exponents": exps, "count_point": dict(base), "estimated_for": dict(full)}
     if held != base:
         emit("progress", message=f"{who}: counting at {sz.fmt(held)} (held back: checks the fit)", progress=0,
@@ -318,7 +321,7 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
     if task.kernelbench and measured != full:
         try:
             fit = _fit(task, measured, full, _quantities(totals), dtype, rt.device, int(args.get("seed", 0)), emit,
-                       out["candidate"])
+                       out["candidate"], block)
         except Exception as e:  # noqa: BLE001 - a count that fails at another size: the ratio rule stands
             fit = None
             out["fit_note"] = f"no fit: counting at another size raised {type(e).__name__}: {str(e)[:160]}"
