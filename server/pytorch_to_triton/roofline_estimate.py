@@ -81,7 +81,10 @@ def fit_line(stage: str, rec: dict[str, Any]) -> str:
     err = (f"error on a held-back run at {held['sizes']}: {100 * held['max_relative_error']:.1f}% (largest over the "
            "counts)" if held else "no held-back run (no size could move)")
     grows = "; ".join(f"{k}: loads ^{e.get('load_bytes', 0):.2f}" for k, e in fit["exponents"].items())
-    return f"{stage}: fitted over {', '.join(fit['sizes'])} from {fit['count_point']} ({grows}); {err}"
+    fixed = [k for k, v in (fit.get("estimated_for") or {}).items()
+             if k not in fit["sizes"] and v != (fit.get("count_point") or {}).get(k)]
+    held = f"; not fitted, counted as at the count point: {', '.join(fixed)}" if fixed else ""
+    return f"{stage}: fitted over {', '.join(fit['sizes'])} from {fit['count_point']} ({grows}); {err}{held}"
 
 
 def footer(gpu: gpu_peaks.GPU) -> list[str]:
