@@ -346,3 +346,15 @@ def test_pinned_sizes_are_a_count_point_never_the_full_size() -> None:
     measured, full, _, where = estimate._plan_kernelbench(task, {"sizes": {"batch_size": 64, "dim": 256}}, "cpu")
     assert full == {"batch_size": 4096, "dim": 4096}, full
     assert measured == {"batch_size": 64, "dim": 256} and "the full size" not in where and "your sizes=" in where
+
+
+def test_the_estimate_says_what_it_fitted_and_its_held_back_error() -> None:
+    from pytorch_to_triton.roofline_estimate import fit_line
+
+    rec = {"fit": {"sizes": ["batch_size", "dim"], "count_point": {"batch_size": 64, "dim": 385, "groups": 4},
+                   "estimated_for": {"batch_size": 4096, "dim": 4096, "groups": 32},
+                   "exponents": {"batch_size": {"load_bytes": 1.0}, "dim": {"load_bytes": 1.0}},
+                   "held_back": {"sizes": {"batch_size": 96, "dim": 512}, "max_relative_error": 0.031}}}
+    line = fit_line("stage1.py", rec)
+    assert "fitted over batch_size, dim" in line and "3.1%" in line and "not fitted" in line and "groups" in line
+    assert fit_line("stage2.py", {"fit_note": "no fit (x)"}) == "stage2.py: no fit (x)"
