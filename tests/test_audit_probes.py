@@ -519,8 +519,8 @@ def test_kernelbench_task_drives_the_probes_at_the_sizes_validation_uses(service
     by = _by_name(rep)
     assert all(by[n]["ran"] and not by[n]["failures"] for n in ("example", "repeat", "layout", "rows", "sizes",
                                                                "magnitude")), rep.probes
-    # On the CPU: run_validation's shrunk sizes (dim 2048 -> 512); the sizes probe moves the module-level constants
-    assert any("ModelNew.forward at {'batch_size': 64, 'dim': 512}" in c for c in rep.checked), rep.checked
+    # On the CPU: run_validation's shrunk sizes (dim 2048 -> 512, then 385: off a power of two); the sizes probe moves the module-level constants
+    assert any("ModelNew.forward at {'batch_size': 64, 'dim': 385}" in c for c in rep.checked), rep.checked
     assert {"batch_size=0", "batch_size=1", "batch_size=65", "dim=17", "dim=513"} <= set(by["sizes"]["ran"])
     assert by["rows"]["ran"] == ["first 1 of 64 rows", "first 32 of 64 rows", "first 63 of 64 rows"]
     assert "the batch is batch_size" in by["rows"]["notes"][0]
@@ -626,7 +626,7 @@ def test_cli_audits_a_scaffolded_kernelbench_task(tmp_path: Path) -> None:
     side.write_text(side.read_text().replace("# batch_size = 64", "batch_size = 12"))
     out = cli("audit", "19_affine/stage2.py", "--no-compile")
     assert out.returncode == 0 and "none failed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
-    assert "ModelNew.forward at {'batch_size': 12, 'dim': 512}" in out.stdout
+    assert "ModelNew.forward at {'batch_size': 12, 'dim': 385}" in out.stdout
 
 
 def test_minus_inf_the_reference_also_gives_and_a_strided_weight_are_no_p0(service) -> None:  # noqa: ANN001

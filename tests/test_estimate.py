@@ -319,3 +319,42 @@ def test_the_sidecars_declared_work_is_the_estimates_reference(tmp_path: Path) -
     assert full["bytes"] == 4 * 4096 * 8192 and full["flops"] == 2 * 4096 ** 3, full
     assert full["bytes_source"].startswith("declared") and rep.sidecar and rep.sidecar["used"]
     assert any("[bench] declares" in n for n in rep.notes)
+
+
+def test_the_fit_recovers_how_each_count_grows_with_each_size() -> None:
+    """Issue 40 item 3: one counted run per size with that size doubled gives each count's exponent in it; the
+    product of power laws extrapolates to the problem's own sizes."""
+    from pytorch_to_triton.worker.estimate import fit_counts, predict
+
+    base_q = {"load_bytes": 100.0, "dot_flops:ieee": 50.0}
+    base = {"m": 10, "k": 20}
+    runs = {"m": ({"m": 20, "k": 20}, {"load_bytes": 200.0, "dot_flops:ieee": 100.0}),
+            "k": ({"m": 10, "k": 40}, {"load_bytes": 400.0, "dot_flops:ieee": 100.0})}
+    exps = fit_counts(base_q, base, runs)
+    assert exps["m"]["load_bytes"] == pytest.approx(1.0) and exps["k"]["load_bytes"] == pytest.approx(2.0)
+    at = predict(base_q, base, exps, {"m": 40, "k": 80})
+    assert at["load_bytes"] == pytest.approx(100 * 4 * 16) and at["dot_flops:ieee"] == pytest.approx(50 * 4 * 4)
+
+
+def test_pinned_sizes_are_a_count_point_never_the_full_size() -> None:
+    """Issue 40: with [sizes] pinned for the interpreter, the estimate called them 'the full size itself' and was
+    for them. It counts there and estimates for the problem's own sizes."""
+    from pytorch_to_triton.worker import estimate
+    from pytorch_to_triton.worker.loader import load_task
+
+    task = load_task(FIX / "kb_relu.py", FIX / "kb_relu_stage1.py", None, None, "cpu")
+    measured, full, _, where = estimate._plan_kernelbench(task, {"sizes": {"batch_size": 64, "dim": 256}}, "cpu")
+    assert full == {"batch_size": 4096, "dim": 4096}, full
+    assert measured == {"batch_size": 64, "dim": 256} and "the full size" not in where and "your sizes=" in where
+
+
+def test_the_estimate_says_what_it_fitted_and_its_held_back_error() -> None:
+    from pytorch_to_triton.roofline_estimate import fit_line
+
+    rec = {"fit": {"sizes": ["batch_size", "dim"], "count_point": {"batch_size": 64, "dim": 385, "groups": 4},
+                   "estimated_for": {"batch_size": 4096, "dim": 4096, "groups": 32},
+                   "exponents": {"batch_size": {"load_bytes": 1.0}, "dim": {"load_bytes": 1.0}},
+                   "held_back": {"sizes": {"batch_size": 96, "dim": 512}, "max_relative_error": 0.031}}}
+    line = fit_line("stage1.py", rec)
+    assert "fitted over batch_size, dim" in line and "3.1%" in line and "not fitted" in line and "groups" in line
+    assert fit_line("stage2.py", {"fit_note": "no fit (x)"}) == "stage2.py: no fit (x)"

@@ -132,7 +132,18 @@ def test_not_emulated_is_flagged(tmp_path: Path) -> None:
 
 # ---- kernel file:line and interpreter-only hints ------------------------------------------------------------
 @interp_only
-@pytest.mark.parametrize("name", ["mask_int.py", "loop_int_to.py", "helper_raises.py"])
+def test_to_on_a_range_variable_runs_as_on_a_gpu(fx) -> None:
+    """Issue 40: `i.to(tl.int64)` on a range() loop variable is valid Triton; the interpreter ran it as a Python int
+    ("'int' object has no attribute 'to'"). worker/interp_compat.py makes the variable a tensor: the stage passes."""
+    svc, _ = fx
+    rep = svc.validate(reference="reference.py", candidates=["loop_int_to.py"], trials=1)
+    assert rep.ok, rep.summary
+    assert rep.runtime.get("range_tensor") == "range loop variables are tensors", rep.runtime
+
+
+
+@interp_only
+@pytest.mark.parametrize("name", ["mask_int.py", "helper_raises.py"])
 def test_kernel_error_points_at_kernel_line_with_hint(fx, name: str) -> None:
     svc, ws = fx
     rep = svc.validate(reference="reference.py", candidates=[name], trials=1)

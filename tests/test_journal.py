@@ -303,3 +303,36 @@ def test_audit_disputes_and_extra_cases_leave_the_estimate_current(tmp_path: Pat
                     '\n[audit]\naccept = [{check = "grid_floor_division", line = 3, reason = "exact"}]\n')
     assert journal_keys.settings_key(side, "roofline_estimate")[0] == before
     assert journal_keys.settings_key(side, "run_validation")[0] != before
+
+
+def test_a_validation_its_caller_cancels_leaves_its_finished_cases(tmp_path: Path) -> None:
+    """Issue 40: a validation killed by its caller kept nothing. Each finished case is logged as it finishes
+    (journal.cases_path), and the run journal says the call was interrupted after how many cases."""
+    import threading
+
+    from pytorch_to_triton.errors import WorkerError
+    from pytorch_to_triton.service import Service
+
+    fix = Path(__file__).parent / "kernelbench_fixtures"
+    (tmp_path / "t").mkdir()
+    shutil.copy(fix / "affine_reference.py", tmp_path / "t" / "reference.py")
+    shutil.copy(fix / "affine_good.py", tmp_path / "t" / "stage1.py")
+    cancel = threading.Event()
+
+    def on_event(msg: str, p: float | None, t: float | None) -> None:
+        if ": odd " in msg:  # the main case and its layouts have finished
+            cancel.set()
+
+    svc = Service(tmp_path)
+    try:
+        with pytest.raises(WorkerError) as e:
+            svc.validate(reference="t/reference.py", candidates=["t/stage1.py"], trials=1, cancel=cancel,
+                         on_event=on_event)
+        assert e.value.kind == "cancelled"
+    finally:
+        svc.close()
+    logged = journal.read_cases(tmp_path, "t")
+    assert logged and logged[0]["name"] == "shrunk" and logged[0]["stage"] == "t/stage1.py", logged
+    row = journal.read_entries(tmp_path, "t")[-1]
+    assert row["interrupted"] and row["cases_done"] >= 1 and row["cases_file"].endswith("cases/t.jsonl"), row
+    assert "INTERRUPTED after" in journal.render_report(tmp_path, "t")

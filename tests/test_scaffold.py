@@ -234,3 +234,16 @@ def test_new_writes_files_with_the_users_umask(tmp_path: Path) -> None:
         os.umask(old)
     assert res.written
     assert {p.name: p.stat().st_mode & 0o777 for p in res.written} == {p.name: 0o644 for p in res.written}
+
+
+def test_the_suggested_odd_case_keeps_the_relations_among_the_sizes() -> None:
+    """Issue 40: `batch_size = 7, max_seqlen = 7` was suggested for minGPT, whose seq_len (512) must stay <=
+    max_seqlen. One size moves, to the largest odd value that keeps every order (and divisibility not involving the
+    batch-like first size); none when no size can."""
+    mingpt = {"batch_size": 128, "max_seqlen": 1024, "seq_len": 512, "n_embd": 768, "n_head": 8}
+    assert scaffold.odd_case(mingpt) == {"batch_size": 127}
+    assert scaffold.odd_case({"max_seqlen": 1024, "seq_len": 1024, "n_embd": 768, "n_head": 8}) == {}
+    assert scaffold.odd_case({"batch_size": 16, "dim": 16384}) == {"batch_size": 15}
+    text = scaffold.sidecar_text("x.py", mingpt)
+    assert "# sizes = { batch_size = 127 }" in text and "max_seqlen = 7" not in text
+    assert "no single odd size keeps" in scaffold.sidecar_text("x.py", {"max_seqlen": 8, "seq_len": 8, "n": 4})

@@ -80,11 +80,21 @@ def test_a_good_sidecar_becomes_tool_arguments() -> None:
     ("[bench]\nbytes = '2 *'\n", KB_PROBLEM, "not a Python expression"),
     ("[bench]\nbytes = 'x.__class__'\n", KB_PROBLEM, "private attribute"),
     ("notes = [1]", KB_PROBLEM, "notes must be a string"),
+    ("budget = -5", KB_PROBLEM, "budget must be the seconds"),
+    ("budget = 'long'", KB_PROBLEM, "budget must be the seconds"),
     ("= broken", KB_PROBLEM, "not valid TOML"),
 ])
 def test_bad_sidecars_are_refused_with_the_key(text: str, problem: sidecar.Problem, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         sidecar.parse(text, Path("reference.p2t.toml"), problem)
+
+
+def test_the_budget_goes_to_validation_and_an_explicit_one_wins() -> None:
+    side = sidecar.parse("budget = 300\n", Path("reference.p2t.toml"), KB_PROBLEM)
+    args, used = sidecar.for_validation(side, dtypes=None, cases=None, tolerances=None, sizes=None)
+    assert args["budget_s"] == 300.0 and "budget 300 s" in used
+    args, _ = sidecar.for_validation(side, dtypes=None, cases=None, tolerances=None, sizes=None, budget_s=60)
+    assert args["budget_s"] == 60
 
 
 def test_formula_is_evaluated_over_the_modules_current_sizes() -> None:

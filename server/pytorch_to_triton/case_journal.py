@@ -53,7 +53,8 @@ class ReferenceCrashes:
 class CaseJournal:
     """The per-case events of one candidate's validation, across the workers it took."""
 
-    def __init__(self) -> None:
+    def __init__(self, sink: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.sink = sink  # each finished case as it arrives (the task's case log: a kill loses none of them)
         self.records: dict[str, dict[str, Any]] = {}
         self.findings: list[dict[str, Any]] = []
         self.notes: list[str] = []
@@ -67,6 +68,11 @@ class CaseJournal:
             return
         if "done" in msg:
             self.records[str(msg.get("key"))] = msg["done"]
+            if self.sink is not None:
+                try:
+                    self.sink(msg["done"])
+                except OSError:
+                    pass  # the case log is a convenience; never fail a validation over it
             if "findings" in msg:
                 self.findings = list(msg["findings"])
             if "notes" in msg:
@@ -136,10 +142,12 @@ class CaseJournal:
 
 
 def validate_resuming(call: Call, args: dict[str, Any], timeout_s: float, on_event: Callable[[dict[str, Any]], None],
-                      crashes: ReferenceCrashes, describe: Describe | None = None) -> dict[str, Any]:
+                      crashes: ReferenceCrashes, describe: Describe | None = None,
+                      sink: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """One candidate's validation through `call(args, timeout_s, on_event)`, resumed in a fresh worker after a crash
-    inside a case. A WorkerError that cannot be resumed carries `partial` (CaseJournal.partial)."""
-    journal = CaseJournal()
+    inside a case. A WorkerError that cannot be resumed carries `partial` (CaseJournal.partial), a cancelled one
+    too; `sink` gets each finished case as it arrives."""
+    journal = CaseJournal(sink)
 
     def see(msg: dict[str, Any]) -> None:
         journal.see(msg)
@@ -153,6 +161,7 @@ def validate_resuming(call: Call, args: dict[str, Any], timeout_s: float, on_eve
             res = call({**args, "resume": resume} if resume else args, max(1.0, left), see)
         except WorkerError as e:
             if e.kind == "cancelled":
+                e.partial = journal.partial()  # type: ignore[attr-defined]
                 raise
             if e.kind in RESUMABLE and journal.running is not None and attempt < MAX_RESUMES and left > 2:
                 journal.mark_crash(e, crashes, describe)

@@ -127,7 +127,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                            trials=args.trials, seed=args.seed, tolerances=tol, cases=cases,
                            replace_cases=args.replace_cases, only_cases=_csv(args.only_cases), gradients=args.gradients,
                            large_offsets=args.large_offsets, sizes=_sizes(args.sizes), strict=args.strict,
-                           timeout_s=args.timeout,
+                           timeout_s=args.timeout, budget_s=args.budget,
                            device=args.device, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
@@ -234,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "fails the verdict too")
     v.add_argument("--sizes", help="KernelBench: module-level size overrides, e.g. batch_size=7,dim=1000")
     v.add_argument("--timeout", type=float, default=600)
+    v.add_argument("--budget", type=float, default=None, help="seconds a validation under the CPU interpreter may "
+                   "take (default 120: cases that would not fit are left out and named; 0 = no budget)")
     v.add_argument("--device", default=None)
     v.set_defaults(func=cmd_validate)
 

@@ -151,6 +151,37 @@ def append_entry(root: Path, task: str, entry: dict[str, Any]) -> Path:
     return path
 
 
+def cases_path(root: Path, task: str) -> Path:
+    """Where the finished cases of validations are logged one by one (case_journal.py): a validation killed by its
+    caller leaves the cases it finished here, each line complete."""
+    return _path(root, task).parent / "cases" / f"{task}.jsonl"
+
+
+def append_case(root: Path, task: str, record: dict[str, Any]) -> None:
+    """Append one finished case (a plain append and flush: a kill mid-call loses nothing already written)."""
+    path = cases_path(root, task)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _LOCK, path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record, default=str, sort_keys=True) + "\n")
+        f.flush()
+
+
+def read_cases(root: Path, task: str, call: str | None = None) -> list[dict[str, Any]]:
+    """The logged cases of a task (of one call when `call` is given), oldest first."""
+    path = cases_path(root, task)
+    if not path.exists():
+        return []
+    out = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if call is None or rec.get("call") == call:
+            out.append(rec)
+    return out
+
+
 def read_entries(root: Path, task: str) -> list[dict[str, Any]]:
     """Every entry of a task's journal, oldest first (unreadable lines skipped)."""
     path = _path(root, task)
@@ -245,11 +276,14 @@ def render_report(root: Path, task: str, gpu: str | None = None) -> str:
         if "run_validation" in tools:
             # A run of a few cases (--only-cases) does not replace a whole validation of the same files: the
             # stage's verdict is the latest current full run; the subset run is listed under it.
-            full = [x for x in tools["run_validation"] if not x.get("only_cases")]
+            full = [x for x in tools["run_validation"] if not x.get("only_cases") and not x.get("interrupted")]
             e, changed = _current(root, full or tools["run_validation"])
             if full and changed == [] and tools["run_validation"][-1] is not e:
                 last = tools["run_validation"][-1]
-                if not changed_files(root, last):
+                if not changed_files(root, last) and last.get("interrupted"):
+                    ran.append(f"- {stage}: later, interrupted by its caller after {last.get('cases_done', 0)} "
+                               f"case(s) ({last.get('cases_failed', 0)} failed; {last.get('cases_file', '')})")
+                elif not changed_files(root, last):
                     ran.append(f"- {stage}: later, only {', '.join(map(str, last['only_cases']))}: "
                                f"{'PASS' if last.get('ok') else 'FAIL'}")
             sizes = e.get("sizes_not_full")  # a KernelBench task validated at other sizes than its own
@@ -260,6 +294,9 @@ def render_report(root: Path, task: str, gpu: str | None = None) -> str:
                 f" (required: {', '.join(e['required'])})" if e.get("required") else "")
             val = ("PASS" if e.get("ok") else "FAIL") + (" (interpreter)" if e.get("interpreter") else "") + at + \
                 extra + _stale(changed)
+            if e.get("interrupted"):  # no verdict: its caller stopped it; the finished cases are in the case log
+                val = f"INTERRUPTED after {e.get('cases_done', 0)} case(s), {e.get('cases_failed', 0)} failed" + \
+                    _stale(changed)
             any_stale |= bool(changed)
             ran += _what_ran(stage, e)
         if "roofline_estimate" in tools:

@@ -138,6 +138,9 @@ def build_server(service: Service) -> MCPServer:
                                       "kernel called from unknown code; no for a model's hot path with known "
                                       "inputs (the default reports them beside the verdict)")] = False,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit per candidate")] = 600,
+        budget_s: Annotated[float | None, Field(ge=0, le=3600, description="no GPU: seconds the interpreter's "
+                                                "cases may take (default 120; the sidecar's budget = ...); cases "
+                                                "predicted not to fit are left out and named; 0 = no budget")] = None,
         device: Annotated[str | None, Field(description="worker device, e.g. 'cuda:1'; default any idle one")] = None,
     ) -> Annotated[CallToolResult, ValidationReport]:
         """The stage gate: run each candidate and the reference on every case (standard, odd sizes, empty, single,
@@ -151,7 +154,7 @@ def build_server(service: Service) -> MCPServer:
                          candidate_entry=candidate_entry, dtypes=dtypes, cases=cases, replace_cases=replace_cases,
                          only_cases=only_cases, trials=trials, seed=seed, tolerances=tolerances, gradients=gradients,
                          large_offsets=large_offsets, sizes=sizes, strict=strict, timeout_s=timeout_s,
-                         device=device)
+                         budget_s=budget_s, device=device)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # logging is deprecated in 2026-07 MCP, still read by older clients
             await ctx.info(rep.summary.splitlines()[0])

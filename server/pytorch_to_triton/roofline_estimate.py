@@ -72,6 +72,21 @@ def table(rows: list[tuple[str, dict[str, Any]]], gpu: gpu_peaks.GPU) -> list[st
     return out
 
 
+def fit_line(stage: str, rec: dict[str, Any]) -> str:
+    """What the fit to the problem's sizes rests on, and its error on the held-back run (issue 40)."""
+    fit = rec.get("fit")
+    if not fit:
+        return f"{stage}: {rec.get('fit_note')}"
+    held = fit.get("held_back")
+    err = (f"error on a held-back run at {held['sizes']}: {100 * held['max_relative_error']:.1f}% (largest over the "
+           "counts)" if held else "no held-back run (no size could move)")
+    grows = "; ".join(f"{k}: loads ^{e.get('load_bytes', 0):.2f}" for k, e in fit["exponents"].items())
+    fixed = [k for k, v in (fit.get("estimated_for") or {}).items()
+             if k not in fit["sizes"] and v != (fit.get("count_point") or {}).get(k)]
+    held = f"; not fitted, counted as at the count point: {', '.join(fixed)}" if fixed else ""
+    return f"{stage}: fitted over {', '.join(fit['sizes'])} from {fit['count_point']} ({grows}); {err}{held}"
+
+
 def footer(gpu: gpu_peaks.GPU) -> list[str]:
     """The lines under every estimate table: what it is, the GPU's figures and their source."""
     peaks = ", ".join(f"{k} {v:g}" for k, v in gpu.tflops.items())
@@ -127,9 +142,10 @@ def no_gpu_benchmark(service: Any, ref: Path, cand_paths: list[Path], base: dict
     first = next((r for _, r in rows if r.get("ok")), {})
     notes = [CAVEAT, f"scaling rule: {first.get('scale_rule', '')}"] if first else [CAVEAT]
     if first:
-        notes.append(f"measured at {first.get('measured_sizes')} ({first.get('measured_at')}), scaled to "
-                     f"{first.get('full_sizes')}")
+        notes.append(f"counted at {first.get('measured_sizes')} ({first.get('measured_at')}); estimated for "
+                     f"{first.get('estimated_for') or first.get('full_sizes')} (the problem's own sizes)")
     notes += [f"{stage}: {r['measured_note']}" for stage, r in rows if r.get("measured_note")]
+    notes += [fit_line(stage, r) for stage, r in rows if r.get("ok") and (r.get("fit") or r.get("fit_note"))]
     if (first.get("reference_full") or {}).get("bytes_source"):
         notes.append("the × column divides by the bytes the task sidecar's [bench] declares at full size (the op's "
                      "own reads and writes), not the reference's counted inputs + outputs")

@@ -408,6 +408,35 @@ def _rel_posix(p: Path, folder: Path) -> str:
 
 
 # ---- the sidecar ---------------------------------------------------------------------------------------------
+def _keeps(orig: dict[str, int], new: dict[str, int], first: str) -> bool:
+    """Whether `new` keeps every order (a <= b) among the sizes of `orig` that are >= 2, and every divisibility that
+    does not involve `first` (the batch-like size get_inputs reads first: its divisibilities are mostly chance)."""
+    keys = [k for k, v in orig.items() if v >= 2]
+    for a in keys:
+        for b in keys:
+            if a == b:
+                continue
+            if orig[a] <= orig[b] and new[a] > new[b]:
+                return False
+            if first not in (a, b) and orig[b] % orig[a] == 0 and new[b] % new[a]:
+                return False
+    return True
+
+
+def odd_case(sizes: dict[str, int]) -> dict[str, int]:
+    """The sizes of the sidecar's suggested "odd" case: one size moved to the largest odd value below its own that
+    keeps the relations among the problem's sizes (issue 40: batch_size = 7, max_seqlen = 7 broke seq_len <=
+    max_seqlen), the first size that has one; {} when none has."""
+    if not sizes:
+        return {}
+    first = next(iter(sizes))
+    for k, v in sizes.items():
+        for cand in range(v - 1 if v % 2 == 0 else v - 2, max(2, v - 512), -2):
+            if _keeps(sizes, {**sizes, k: cand}, first):
+                return {k: cand}
+    return {}
+
+
 def sidecar_text(source: str, sizes: dict[str, int]) -> str:
     """The starting sidecar: provenance, a notes block to fill, the sizes found (commented: full size by default)."""
     def key(k: str) -> str:  # kernel_size[0] is not a bare TOML key
@@ -415,8 +444,10 @@ def sidecar_text(source: str, sizes: dict[str, int]) -> str:
 
     size_lines = "".join(f"# {key(k)} = {v}\n" for k, v in sizes.items()) or \
         "# (no module-level integer sizes found)\n"
-    case_hint = ("# sizes = { " + ", ".join(f"{key(k)} = 7" for k in list(sizes)[:2]) + " }\n") if sizes else \
-        "# sizes = { }\n"
+    odd = odd_case(sizes)
+    case_hint = ("# sizes = { " + ", ".join(f"{key(k)} = {v}" for k, v in odd.items()) + " }\n") if odd else \
+        ("# sizes = { }  (no single odd size keeps the order and divisibility among the problem's sizes)\n"
+         if sizes else "# sizes = { }\n")
     return (
         "# Task sidecar of reference.py (format: references/task-format.md, \"The task sidecar\").\n"
         "# reference.py stays unchanged: your notes, cases, sizes and tolerances go here. Every tool reads this "

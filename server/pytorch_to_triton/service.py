@@ -164,6 +164,7 @@ class Service:
         strict: bool = False,
         require: list[str] | None = None,
         timeout_s: float = VALIDATION_TIMEOUT_S,
+        budget_s: float | None = None,
         device: str | None = None,
         on_event: OnEvent | None = None,
         cancel: threading.Event | None = None,
@@ -171,8 +172,9 @@ class Service:
         """Validate candidate files against a PyTorch reference over many cases (the stage gate)."""
         ref = self.source(reference, reference_code, "reference")
         side = self._sidecar(ref) if reference_code is None else None
+        explicit_cases = cases  # the reproduce line repeats what was passed; the sidecar is read again anyway
         merged, side_used = sidecar.for_validation(side, dtypes=dtypes, cases=cases, tolerances=tolerances,
-                                                   sizes=sizes)  # explicit arguments win over the sidecar
+                                                   sizes=sizes, budget_s=budget_s)  # explicit arguments win
         dtypes, cases, tolerances, sizes = merged["dtypes"], merged["cases"], merged["tolerances"], merged["sizes"]
         required = sidecar.merge_require(side, strict, require, side_used)  # worker args["require"]
         cand_paths = [self.source(c, None, "candidate") for c in candidates or []]
@@ -195,14 +197,20 @@ class Service:
             base["noncontiguous"] = noncontiguous
         if sizes:
             base["sizes"] = check_sizes(sizes)
+        if merged.get("budget_s") is not None:
+            if not 0 <= float(merged["budget_s"]) <= 3600:
+                raise UsageError("budget_s must be between 0 (no budget) and 3600 seconds")
+            base["budget_s"] = float(merged["budget_s"])
         if merged.get("sizes_interpreter"):
             base["sizes_interpreter"] = check_sizes(merged["sizes_interpreter"], "sizes.interpreter")
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
         crashes = case_journal.ReferenceCrashes()  # cases whose reference crashed a worker: skipped for every candidate
+        call_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{threading.get_ident() % 10000:04d}"
         for i, cand in enumerate(cand_paths):
             display = self.ws.relative(cand)
             args = {**base, "candidate": str(cand), "candidate_display": display}
+            log = self._case_log(ref, call_id, display)
 
             def fwd(msg: dict[str, Any], i: int = i) -> None:
                 if on_event is not None and msg.get("type") == "progress":
@@ -211,12 +219,13 @@ class Service:
             try:
                 res = case_journal.validate_resuming(
                     lambda a, t, ev: self.pool.call("validate", a, timeout_s=t, device=device, on_event=ev, cancel=cancel),
-                    args, timeout_s, fwd, crashes, lambda e, d=display: _crash_detail(d, e, self.ws.root))
+                    args, timeout_s, fwd, crashes, lambda e, d=display: _crash_detail(d, e, self.ws.root), log)
                 runtime = res.get("runtime", runtime) or runtime
                 runtime["worker_device"] = res.get("worker_device")
                 reports.append(CandidateReport.model_validate(res))
             except WorkerError as e:
-                if e.kind == "cancelled":
+                if e.kind == "cancelled":  # killed by its caller: the finished cases stay in the case log
+                    self._interrupted(ref, display, call_id, getattr(e, "partial", None))
                     raise
                 if not runtime:  # the worker died before answering: where it ran comes from the slot
                     runtime = dict(getattr(e, "runtime", None) or {})
@@ -229,6 +238,13 @@ class Service:
             cmd += ["--dtypes", ",".join(dtypes)]
         if sizes:
             cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
+        if explicit_cases:  # the same extra cases (issue 40: the reproduce line dropped them)
+            plain = [{k: v for k, v in c.items() if v is not None} for c in _cases(explicit_cases)]
+            cmd += ["--cases", json.dumps(plain, separators=(",", ":"))]
+        if replace_cases:
+            cmd += ["--replace-cases"]
+        if budget_s is not None:
+            cmd += ["--budget", f"{float(budget_s):g}"]
         if only_cases:  # a subset run reproduces as the same subset
             cmd += ["--only-cases", ",".join(only_cases)]
         report.reproduce = shlex.join(cmd)
@@ -544,6 +560,29 @@ class Service:
         return DocsReport.model_validate(data)
 
     # ---- journal --------------------------------------------------------------------------------
+    def _case_log(self, ref: Path, call: str, stage: str) -> Callable[[dict[str, Any]], None]:
+        """Where a validation's finished cases go one by one (journal.cases_path): a call its caller kills (a
+        cancelled MCP request, a killed CLI) leaves the cases it finished there."""
+        from . import journal
+
+        task = journal.task_id(ref, self.ws.root)
+
+        def sink(rec: dict[str, Any]) -> None:
+            journal.append_case(self.ws.root, task, {"ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "call": call,
+                                                     "stage": stage, **rec})
+
+        return sink
+
+    def _interrupted(self, ref: Path, stage: str, call: str, partial: dict[str, Any] | None) -> None:
+        """A journal row for a validation its caller cancelled: how many cases had finished, and where they are."""
+        from . import journal
+
+        done = list((partial or {}).get("cases") or [])
+        self._journal(ref, "run_validation", stage, {
+            "ok": False, "interrupted": True, "call": call, "cases_done": len(done),
+            "cases_failed": sum(1 for c in done if not c.get("ok")),
+            "cases_file": self.ws.relative(journal.cases_path(self.ws.root, journal.task_id(ref, self.ws.root)))})
+
     def _journal(self, ref: Path, tool: str, stage: str, fields: dict[str, Any]) -> None:
         entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "tool": tool, "stage": Path(stage).name,
                  "file": stage, "reference": self.ws.relative(ref), **fields}

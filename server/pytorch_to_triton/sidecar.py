@@ -27,7 +27,7 @@ DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16",
 _ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
             "fp64": "float64", "double": "float64"}
 PRESETS = ("tf32", "float32", "float16", "bfloat16", "float64")
-TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench", "audit", "require")
+TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench", "audit", "require", "budget")
 # What `require` may name: robustness kinds made part of the contract (worker/cases.py REQUIRE_KINDS) and
 # "all_triton" (no library compute beside the Triton kernels). strict=true on a tool means the four kinds.
 REQUIRE = ("layouts", "empty", "nan", "extreme", "all_triton")
@@ -173,6 +173,7 @@ class Sidecar:
     audit: dict[str, Any] = field(default_factory=dict)  # [audit]: audit/audit_table.py
     require: list[str] = field(default_factory=list)
     sizes_interpreter: dict[str, int] = field(default_factory=dict)
+    budget: float | None = None  # seconds a CPU (interpreter) validation may take; 0 = no budget
 
     def describe(self, used: list[str]) -> str:
         """One line for a report: which file, and which of its settings this call used."""
@@ -394,6 +395,12 @@ def parse(text: str, path: Path, problem: Problem | None = None) -> Sidecar:
         side.cases = _cases(raw["cases"], path, "cases", problem)
     if "require" in raw:
         side.require = parse_require(raw["require"], _where(path, "require"))
+    if "budget" in raw:
+        b = raw["budget"]
+        if isinstance(b, bool) or not isinstance(b, (int, float)) or not 0 <= b <= 3600:
+            raise UsageError(f"{_where(path, 'budget')} must be the seconds a validation under the interpreter may "
+                             f"take, 0 (no budget) to 3600, e.g. budget = 300; got {b!r}")
+        side.budget = float(b)
     if "bench" in raw:
         b = raw["bench"]
         if not isinstance(b, dict):
@@ -477,12 +484,17 @@ def _merge_sizes(base: dict[str, int], explicit: dict[str, int] | None, used: li
 
 
 def for_validation(side: Sidecar | None, *, dtypes: list[str] | None, cases: list[Any] | None,
-                   tolerances: dict[str, Any] | None, sizes: dict[str, int] | None) -> tuple[dict[str, Any], list[str]]:
-    """run_validation's dtypes, cases, tolerances and sizes: the sidecar's, with explicit arguments on top."""
-    out: dict[str, Any] = {"dtypes": dtypes, "cases": cases, "tolerances": tolerances, "sizes": sizes}
+                   tolerances: dict[str, Any] | None, sizes: dict[str, int] | None,
+                   budget_s: float | None = None) -> tuple[dict[str, Any], list[str]]:
+    """run_validation's dtypes, cases, tolerances, sizes and time budget: the sidecar's, explicit arguments on top."""
+    out: dict[str, Any] = {"dtypes": dtypes, "cases": cases, "tolerances": tolerances, "sizes": sizes,
+                           "budget_s": budget_s}
     used: list[str] = []
     if side is None:
         return out, used
+    if budget_s is None and side.budget is not None:
+        out["budget_s"] = side.budget
+        used.append(f"budget {side.budget:g} s")
     if dtypes is None and side.dtypes:
         out["dtypes"] = list(side.dtypes)
         used.append("dtypes " + ", ".join(side.dtypes))

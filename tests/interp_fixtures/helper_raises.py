@@ -7,7 +7,7 @@ import triton.language as tl
 
 @triton.jit
 def _combine(a, b):
-    for i in range(0, 2):
+    for i in tl.static_range(0, 2):  # unrolled: i stays a Python int under the interpreter
         a += i.to(tl.float32) * 0.0  # EXPECT: interp_python_int
     return a + b
 

@@ -1,4 +1,5 @@
-"""Known error: .to() on a range() loop variable (a Python int under the interpreter, a tensor on the GPU)."""
+"""Valid Triton: .to() on a range() loop variable (a tensor on the GPU; a Python int under the bare interpreter,
+which worker/interp_compat.py makes a tensor too, issue 40)."""
 
 import torch
 import triton
@@ -11,7 +12,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n
     acc = tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask)
     for i in range(0, 2):
-        acc += i.to(tl.float32) * 0.0  # EXPECT: interp_python_int
+        acc += i.to(tl.int64).to(tl.float32) * 0.0
     tl.store(out_ptr + offs, acc, mask=mask)
 
 

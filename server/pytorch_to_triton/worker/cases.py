@@ -305,6 +305,7 @@ class Planned:
     hook: str | None = None  # a user's case: a file defining edit(inputs, case)
     fallbacks: list[Planned] = field(default_factory=list)  # tried, in order, when the reference rejects this one
     layouts: list[str] = field(default_factory=lambda: list(LAYOUTS))  # kind "layout": which ones run
+    grow: str | None = None  # "tiles": sized at run time from the candidate's launches (widen_tiles)
 
 
 @dataclass
@@ -341,6 +342,55 @@ def widen_long(mod: ModuleType, p: Plan, c: Planned, block: int | None) -> str |
     _keep_invariants(mod, c, p.rels, p.keep)
     return (f"{c.name}: {k}={new} instead of {old}, past two of the candidate's {block}-wide blocks "
             f"(read from its launches)")
+
+
+TILES_MAX_ELEMS = 1 << 19  # the tiles case's inputs + outputs: 8x the shrunk main case, a few seconds per launch
+
+
+def widen_tiles(mod: ModuleType, p: Plan, c: Planned, blocks: list[int], group: int | None) -> str:
+    """The tiles case sized from the candidate's launches (issue 36 item 4): starting from the small case, each size
+    the problem has at least two of the candidate's blocks of (largest first) grows to 2 * block + 1 of the widest
+    such block that fits the budget (2 * GROUP * block + 1 for the largest when a grouped swizzle was launched, so a second group
+    exists), odd so a tail is there too, as long as inputs + outputs stay within TILES_MAX_ELEMS. Head counts and
+    the sizes they divide keep the problem's structure and are left alone. Returns what it did, for the notes;
+    c.sizes is left empty when no size could grow (the case is skipped)."""
+    ratio_keys = {k for pair in sz.ratios(mod, p.start, list(p.start)).items() for k in pair}
+    every = sz.varied(p.defaults, {}, sz.derived(mod))
+    cur = dict(c.sizes)
+    grown: list[str] = []
+    left: list[str] = []
+    for k in sorted(every, key=lambda name: -p.start[name]):
+        if k in p.keep or k in ratio_keys:
+            continue
+        fits = [b for b in blocks if 2 * b + 1 <= p.start[k]]
+        if not fits:
+            continue
+        targets = [2 * b + 1 for b in reversed(fits)]  # the widest block first, narrower ones when it costs too much
+        if group and not grown and 2 * group * fits[-1] + 1 <= p.start[k]:
+            targets.insert(0, 2 * group * fits[-1] + 1)  # a second group of GROUP block rows
+        for t in targets:
+            if cur[k] >= t:
+                break
+            trial = sz.settle(mod, sz.repair({**cur, k: t}, [r for r in p.rels if r[0] == "le"], p.keep | {k}),
+                              p.keep)
+            n, ok = sz.footprint(mod, trial)
+            if ok is not False and (n is None or n <= TILES_MAX_ELEMS):
+                cur = trial
+                grown.append(f"{k}={t}")
+                break
+        else:
+            left.append(k)
+    c.grow = "sized"
+    if not grown:
+        c.sizes = {}
+        return (f"tiles: not run: no size could reach two of the candidate's blocks ({blocks or 'none recorded'}) "
+                f"within {TILES_MAX_ELEMS:,} input + output elements" + (f" ({', '.join(left)} too big)" if left
+                                                                          else ""))
+    c.sizes, c.fallbacks = cur, []
+    _keep_invariants(mod, c, p.rels, p.keep)
+    return (f"tiles: {', '.join(grown)}: at least two of the candidate's own blocks (read from its launches"
+            + (f", grouped swizzle of {group}" if group else "") + ") with a tail"
+            + (f"; {', '.join(left)} left small (inputs + outputs over {TILES_MAX_ELEMS:,})" if left else ""))
 
 
 def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases: list[dict[str, Any]] | None,
@@ -390,6 +440,9 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
                                                     if odd[k] != base.sizes[k]]))
         small = sz.shrink(mod, main.sizes, every, sz.SMALL_ELEMS, sz.SMALL_DIM, floor=2, keep=keep, keep_ratio=ratio)
         cases.append(Planned("small", small))
+        if device != "cuda":  # the shrunk main case may sit inside one tile: this one is sized from the launches
+            cases.append(Planned("tiles", dict(small), grow="tiles", why="at least two of the candidate's own "
+                                 "blocks (and groups) in each tiled size, read from its launches"))
         # One long odd dimension at a time, the others small: a grid or loop that stops at whole blocks only shows
         # past the first block, and shrunk sizes fit in one (bmm's M // 64 grid passed at m=32 on the interpreter).
         for k in every:
@@ -408,10 +461,11 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
                              why="NaN/inf values get_inputs() never draws (robustness unless required)"))
         for c in cases:  # derived sizes follow, and a variant the reference rejects gets a repaired try first
             _keep_invariants(mod, c, rels, keep)
+        notes.extend(_keep_multiplicity(cases, defaults, pinned, every))
         seen: list[dict[str, int]] = []
         kept = []
         for c in cases:  # a size variant equal to an earlier case adds nothing
-            if c.kind in ("main", "size"):
+            if c.kind in ("main", "size") and not c.grow:
                 if c.sizes in seen:
                     continue
                 seen.append(c.sizes)
@@ -438,6 +492,26 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
                 notes=notes, start=start, rels=rels, keep=keep)
 
 
+def _keep_multiplicity(cases: list[Planned], defaults: dict[str, int], pinned: dict[str, int],
+                       every: list[str]) -> list[str]:
+    """Every contract size case keeps each repeated size at its multiplicity floor (sizes.multiplicity_floor: 2
+    stays 2, 3 or more stays >= 3), checked here before anything runs; a size below it is lifted (with its
+    fallbacks). `single` is the deliberate exception: every size 1 at once, an edge of its own. A size the user
+    pinned below its floor stays, with a note that says what it hides."""
+    for c in cases:
+        if c.tier != CONTRACT or c.kind not in ("main", "size") or c.name.startswith("single"):
+            continue
+        for option in [c, *c.fallbacks]:
+            low = {k: v for k, v in sz.below_floor(defaults, option.sizes, every).items() if k not in pinned}
+            option.sizes = {**option.sizes, **low}
+    low = sz.below_floor(defaults, pinned)
+    if not low:
+        return []
+    return [f"sizes {sz.fmt({k: pinned[k] for k in low})} pin below what the problem repeats "
+            f"({sz.fmt({k: defaults[k] for k in low})}): a kernel that gives every head/group/batch element the "
+            f"first one's offset passes there; pin at least {sz.fmt(low)} to check it"]
+
+
 def main_sizes(mod: ModuleType, device: str, sizes: dict[str, Any] | None) -> tuple[dict[str, int], list[str]]:
     """The sizes of plan()'s main case and what the report says about them: the problem's own on a GPU, shrunk
     for the interpreter on the CPU (`sizes` pinned on top either way). audit_kernel's probes run there too."""
@@ -458,7 +532,8 @@ def _main_case(mod: ModuleType, device: str, start: dict[str, int], pinned: dict
         main = Planned("full" if not pinned else "sized", start, "main", optional=False,
                        why="the problem's get_inputs() at its full size" if not pinned else "get_inputs() at your sizes")
     else:
-        small_enough = sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM, keep=keep, keep_ratio=ratio)
+        small_enough = _off_block(mod, start, sz.shrink(mod, start, vary, sz.CPU_MAX_ELEMS, sz.CPU_MAX_DIM,
+                                                        keep=keep, keep_ratio=ratio), vary, keep, ratio)
         wide = {k: small_enough[k] for k in vary if small_enough[k] > sz.CPU_MAX_DIM}
         if wide:
             notes.append(f"shrinking left {sz.fmt(wide)} above {sz.CPU_MAX_DIM}: the reference rejects smaller "
@@ -477,6 +552,24 @@ def _main_case(mod: ModuleType, device: str, start: dict[str, int], pinned: dict
                          f"{sz.fmt(start)}; the full size was not run (the interpreter's cost is per operation). "
                          "Run on a GPU for the full size, or pass sizes=... to choose the sizes")
     return main
+
+
+def _off_block(mod: ModuleType, start: dict[str, int], sizes: dict[str, int], vary: list[str], keep: set[str],
+               ratio: dict[str, str]) -> dict[str, int]:
+    """The shrunk main case with its largest size moved off a power of two (512 -> 385, 3/4 of it plus one), so it is
+    never exactly one of the candidate's blocks and its tail is exercised by the main case too (issue 40: the KL
+    problem's main case was one 512-wide block, tails were caught only by the odd variants). Kept as it is when the
+    reference rejects the move (on fake tensors) or the size carries a structure (a head count, n_embd); only a size
+    the shrink moved (a problem small enough runs as it is, a pinned size stays)."""
+    free = [k for k in vary if k not in keep and k not in ratio and k not in ratio.values() and sizes[k] != start[k]]
+    if not free:
+        return sizes
+    k = max(free, key=lambda name: sizes[name])
+    v = sizes[k]
+    if v < 64 or v & (v - 1):
+        return sizes
+    moved = sz.settle(mod, {**sizes, k: v * 3 // 4 + 1}, keep)
+    return moved if sz.footprint(mod, moved)[1] is not False else sizes
 
 
 def _keep_invariants(mod: ModuleType, c: Planned, rels: list[tuple[str, str, str]], keep: set[str]) -> None:

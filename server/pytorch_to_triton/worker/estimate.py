@@ -89,17 +89,21 @@ def _elems(nbytes_: float, dtype: torch.dtype) -> float:
 
 
 def _plan_kernelbench(task: Task, args: dict[str, Any], device: str) -> tuple[Any, Any, torch.dtype, str]:
-    full = kbench.bench_specs(task, {"sizes": args.get("sizes")})[0][1]
+    """(where to count, what to estimate for, dtype, label). The estimate is always for the problem's own sizes:
+    sizes= (or the sidecar's [sizes], pinned for the interpreter) only say where to count (issue 40: they were
+    called "the full size itself" and the estimate was for them)."""
+    full = kbench.bench_specs(task, {})[0][1]
     dtype = dtype_from_name(args["dtype"]) if args.get("dtype") else kbench.native_dtype(task, full)
     try:
         full_bytes, _ = _kb_work(task, full)
     except Exception:  # noqa: BLE001 - no fake-tensor run: measure at the validated size
         full_bytes = float("inf")
-    yours = " (your sizes=)" if args.get("sizes") else ""
-    if _elems(full_bytes, dtype) <= MEASURE_MAX_ELEMS:
-        return full, full, dtype, "the full size itself" + yours
+    if not args.get("sizes") and _elems(full_bytes, dtype) <= MEASURE_MAX_ELEMS:
+        return full, full, dtype, "the full size itself"
     main = cs.plan(task.ref_mod, device, args.get("sizes"), None).main.sizes
-    return main, full, dtype, ("the validated (shrunk) size" if main != full else "the full size itself") + yours
+    if args.get("sizes"):
+        return main, full, dtype, "your sizes= (a count point; the estimate is for the problem's own sizes)"
+    return main, full, dtype, ("the validated (shrunk) size" if main != full else "the full size itself")
 
 
 def _plan_form_a(task: Task, args: dict[str, Any], device: str) -> tuple[Any, Any, torch.dtype, str]:
@@ -170,6 +174,91 @@ def _past_the_blocks(task: Task, measured: dict[str, int], full: dict[str, int],
     return new
 
 
+HELD_BACK = 1.5  # every fitted size about x1.5 at once (rounded to the blocks, as the problem's size is aligned)
+FIT_MAX_SIZES = 4  # sizes fitted one by one (each costs one more counted run); more fall back to the ratio rule
+FIT_RULE = ("each count (loads, stores, unique bytes, tl.dot FLOPs per precision) fitted as c * prod(size_k ** e_k) "
+            "from one counted run at the count point and one per size with that size doubled, then extrapolated to "
+            "the problem's own sizes; checked on a held-back run with every fitted size about x1.5, aligned to the "
+            "candidate's widest block as the problem's own size is")
+
+
+def _quantities(totals: dict[str, Any]) -> dict[str, float]:
+    out = {k: float(totals[k] or 0.0) for k in ("load_bytes", "store_bytes", "unique_bytes")
+           if totals.get(k) is not None}
+    out.update({f"dot_flops:{k}": float(v) for k, v in (totals.get("dot_flops") or {}).items()})
+    return out
+
+
+def _moved(task: Task, base: dict[str, int], k: str, factor: float, rels: Any) -> dict[str, int] | None:
+    """`base` with size k times `factor` (relations of order kept, derived sizes following); None if rejected."""
+    mod = task.ref_mod
+    new = sz.settle(mod, sz.repair({**base, k: max(base[k] + 1, round(base[k] * factor))},
+                                   [r for r in rels if r[0] == "le"], keep={k}), ())
+    return new if sz.footprint(mod, new)[1] is not False else None
+
+
+def fit_counts(base_q: dict[str, float], base: dict[str, int], runs: dict[str, tuple[dict[str, int], dict[str, float]]]) \
+        -> dict[str, dict[str, float]]:
+    """size -> {quantity: exponent}: how each count grows with that size alone, from the count point and one run
+    with that size moved (log of the count's ratio over log of the size's)."""
+    import math
+
+    out: dict[str, dict[str, float]] = {}
+    for k, (sizes, q) in runs.items():
+        r = sizes[k] / base[k]
+        out[k] = {name: (math.log(q[name] / v) / math.log(r) if v > 0 and q.get(name, 0) > 0 else 0.0)
+                  for name, v in base_q.items()}
+    return out
+
+
+def predict(base_q: dict[str, float], base: dict[str, int], exps: dict[str, dict[str, float]],
+            at: dict[str, int]) -> dict[str, float]:
+    """Each count at sizes `at` by the fitted power laws (sizes not fitted stay as counted)."""
+    out = {}
+    for name, v in base_q.items():
+        f = 1.0
+        for k, e in exps.items():
+            f *= (at[k] / base[k]) ** e[name]
+        out[name] = v * f
+    return out
+
+
+def _fit(task: Task, base: dict[str, int], full: dict[str, int], base_q: dict[str, float], dtype: torch.dtype,
+         device: str, seed: int, emit: Any, who: str, block: int | None = None) -> dict[str, Any] | None:
+    """Counts at the problem's own sizes from a fit over small counted runs, with the fit's error on a held-back
+    run; None when it cannot fit (too many sizes, a size the reference will not move)."""
+    mod = task.ref_mod
+    keys = [k for k in sz.varied(sz.size_constants(mod), {}, sz.derived(mod)) if full.get(k) != base.get(k)
+            and base.get(k)]
+    if not keys or len(keys) > FIT_MAX_SIZES:
+        return None
+    rels = sz.relations(full, keys)
+    runs: dict[str, tuple[dict[str, int], dict[str, float]]] = {}
+    for k in keys:
+        moved = _moved(task, base, k, 2.0, rels)
+        if moved is None or any(moved[q] != base[q] for q in keys if q != k):
+            return None  # the size cannot move alone: its growth is not separable from another's
+        emit("progress", message=f"{who}: counting at {sz.fmt(moved)} (fit: {k} doubled)", progress=0, total=1)
+        counter, _ = _count(task, moved, dtype, device, seed)
+        runs[k] = (moved, _quantities(counter.totals()))
+    exps = fit_counts(base_q, base, runs)
+    held = dict(base)
+    for k in keys:  # aligned to the blocks as the problem's own size is: padding the full size never has is no error
+        align = min(block or 1, full[k] & -full[k]) if full[k] > 0 else 1
+        target = max(base[k] + align, round(base[k] * HELD_BACK / align) * align)
+        held = _moved(task, held, k, target / held[k], rels) or held
+    out: dict[str, Any] = {"sizes": keys, "exponents": exps, "count_point": dict(base), "estimated_for": dict(full)}
+    if held != base:
+        emit("progress", message=f"{who}: counting at {sz.fmt(held)} (held back: checks the fit)", progress=0,
+             total=1)
+        counter, _ = _count(task, held, dtype, device, seed)
+        got, want = _quantities(counter.totals()), predict(base_q, base, exps, held)
+        err = {n: abs(want[n] - got[n]) / got[n] for n in got if got[n] > 0 and n in want}
+        out["held_back"] = {"sizes": held, "relative_error": err, "max_relative_error": max(err.values(), default=0.0)}
+    out["at_full"] = predict(base_q, base, exps, full)
+    return out
+
+
 def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -> dict[str, Any]:
     """Count one candidate's traffic and tl.dot FLOPs under the interpreter and scale them to full size."""
     if not rt.interpreter:
@@ -223,13 +312,29 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
         return None if v is None else float(v) * r
 
     loads = sum(la.load_bytes * (r_flops if la.dot_flops else r_bytes) for la in counter.launches)
+    by_ratio = {"load_bytes": float(loads), "store_bytes": scale(totals["store_bytes"], r_bytes),
+                "unique_bytes": scale(totals["unique_bytes"], r_bytes),
+                "dot_flops": {k: v * r_flops for k, v in totals["dot_flops"].items()}}
     out.update(ok=True, counted=totals, launches=[la.as_dict() for la in counter.launches[:32]],
-               scale={"bytes": r_bytes, "flops": r_flops},
-               scaled={"load_bytes": float(loads),
-                       "store_bytes": scale(totals["store_bytes"], r_bytes),
-                       "unique_bytes": scale(totals["unique_bytes"], r_bytes),
-                       "dot_flops": {k: v * r_flops for k, v in totals["dot_flops"].items()}},
+               scale={"bytes": r_bytes, "flops": r_flops}, scaled=by_ratio, estimated_for=full,
                reference_full={"bytes": f_bytes, "flops": f_flops, **declared})
+    if task.kernelbench and measured != full:
+        try:
+            fit = _fit(task, measured, full, _quantities(totals), dtype, rt.device, int(args.get("seed", 0)), emit,
+                       out["candidate"], block)
+        except Exception as e:  # noqa: BLE001 - a count that fails at another size: the ratio rule stands
+            fit = None
+            out["fit_note"] = f"no fit: counting at another size raised {type(e).__name__}: {str(e)[:160]}"
+        if fit is not None:
+            at = fit.pop("at_full")
+            out.update(fit=fit, scale_rule=FIT_RULE, scaled_by_reference_ratio=by_ratio,
+                       scaled={"load_bytes": at.get("load_bytes", 0.0), "store_bytes": at.get("store_bytes"),
+                               "unique_bytes": at.get("unique_bytes"),
+                               "dot_flops": {k.split(":", 1)[1]: v for k, v in at.items()
+                                             if k.startswith("dot_flops:")}})
+        elif "fit_note" not in out:
+            out["fit_note"] = (f"no fit (more than {FIT_MAX_SIZES} sizes to fit, or a size that cannot move "
+                               "alone): scaled by the reference's ratio")
     return out
 
 

@@ -6,6 +6,11 @@ arrays can be converted to Python scalars"), so every loop whose bound comes fro
 gallery's persistent kernels and cross-entropy, and any user kernel written that way. Triton 3.9 converts
 `int(data.squeeze())`; this installs the same conversion on Tritons that lack it (a no-op where it is already so).
 
+Loop variables (Triton 3.9 and older): `for tile in range(n):` gives a Python int under the interpreter, so
+`tile.to(tl.int64)`, valid on a GPU where the induction variable is an int32 tensor, raises "'int' object has no
+attribute 'to'" (issue 40). A `range`/`tl.range` loop's variable is made a tensor at the top of each iteration, as
+the interpreter already does for every assigned value; `tl.static_range` keeps its Python int (it is unrolled).
+
 Boolean splats (Triton 3.9 and older): a comparison of two int64 scalars (`valid = t != -100` with `t` loaded from
 an int64 tensor) keeps int64 as its handle's dtype, so splatting it to a block (`(cols < V) & valid`) builds an
 int64 array and the mask reaches tl.load as integers: "mask has unsupported dtype", although the mask's type is
@@ -121,3 +126,41 @@ def install_cuda_device_noop() -> str:
 
     torch.cuda.device = device  # type: ignore[misc,assignment]
     return "torch.cuda.device is a no-op (no CUDA)"
+
+
+def _is_range(func: Any) -> bool:
+    import ast
+
+    return ((isinstance(func, ast.Name) and func.id == "range")
+            or (isinstance(func, ast.Attribute) and func.attr == "range"))
+
+
+def install_range_tensor() -> str:
+    """Make the variable of a `range`/`tl.range` loop a tensor under the interpreter (see the module docstring);
+    returns what was done."""
+    import ast
+
+    try:
+        from triton.runtime import interpreter
+    except ImportError:  # pragma: no cover - every Triton 3.x has it
+        return "no interpreter module"
+    cls = getattr(interpreter, "ASTTransformer", None)
+    if cls is None or not hasattr(interpreter, "FunctionRewriter"):
+        return "loop variables left as is (no AST rewriter in this Triton)"
+    if getattr(getattr(cls, "visit_For", None), "_p2t_range", False):
+        return "range loop variables are tensors"
+
+    def visit_For(self: Any, node: Any) -> Any:
+        node = self.generic_visit(node)
+        if isinstance(node.iter, ast.Call) and _is_range(node.iter.func) and isinstance(node.target, ast.Name):
+            name = node.target.id
+            wrap = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Call(
+                func=ast.Attribute(value=ast.Name(id="interpreter_semantic", ctx=ast.Load()), attr="to_tensor",
+                                   ctx=ast.Load()),
+                args=[ast.Name(id=name, ctx=ast.Load()), ast.Constant(value=False)], keywords=[]))
+            node.body.insert(0, ast.fix_missing_locations(ast.copy_location(wrap, node.body[0])))
+        return node
+
+    visit_For._p2t_range = True  # type: ignore[attr-defined]
+    cls.visit_For = visit_For
+    return "range loop variables are tensors"

@@ -18,8 +18,8 @@ HINTS: list[tuple[str, re.Pattern[str], str]] = [
      "the interpreter received a load/store mask whose data is not boolean: an integer expression used as the mask "
      "(e.g. `mask=offs`) does this; pass a comparison, e.g. `mask=offs < n`"),
     ("interp_python_int", re.compile(r"'(int|float|bool)' object has no attribute '(to|dtype|shape|type|item)'"),
-     "a range() loop variable (or another plain Python number) is a Python int under the interpreter, not a "
-     "Triton scalar as on the GPU, so it has no .to()/.dtype: use tl.cast(i, tl.float32), or "
+     "a tl.static_range() loop variable (or another plain Python number) is a Python int under the interpreter, "
+     "so it has no .to()/.dtype (a range()/tl.range() variable is made a tensor here): use tl.cast(i, tl.float32), or "
      "tl.full((), i, tl.int32).to(...), or compute from tl.arange tensors"),
     ("interp_bf16", re.compile(r"get_bf16|bfloat16.*(unsupported|not supported)|(unsupported|not supported).*bfloat16"),
      "the interpreter stores bfloat16 as raw 16-bit patterns, so arithmetic on bf16 values fails or computes on the "

@@ -12,13 +12,14 @@ See references/task-format.md, "Form (b): KernelBench".
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from . import case_log
+from . import budget, case_log
 from . import cases as cs
 from . import compare as cmp
 from . import sizes as sz
@@ -268,67 +269,129 @@ def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, repo
                  dts: list[torch.dtype], trials: int, total: int, checks: dict[str, str], ran: dict[str, Any],
                  state: dict[str, Any]) -> None:
     done = 0
-    for dtype in dts:
-        for c in p.cases:
-            widened = cs.widen_long(task.ref_mod, p, c, RECORDER.widest_block())
-            if widened:
-                v.notes.append(widened)
-            done += trials if c.kind in ("main", "size", "user") else 2
-            emit("progress", message=f"{report['candidate']}: {cs.label(c)} {dtype_name(dtype)} ({sz.fmt(c.sizes)})",
-                 progress=done, total=total)
-            v.tier, v.kind, v.values, v.hook = c.tier, c.robust, c.values, c.hook
+    bud = budget.from_args(args, v.device)
+    weights: dict[tuple[tuple[str, int], ...], float | None] = {}
+
+    def weight(sizes: dict[str, int]) -> float | None:
+        if bud.seconds is None:
+            return None
+        key = tuple(sorted(sizes.items()))
+        if key not in weights:
+            weights[key] = budget.work(task.ref_mod, sizes)
+        return weights[key]
+
+    def runs_of(c: cs.Planned) -> int:
+        return trials if c.kind in ("main", "size", "user") else (len(c.layouts) if c.kind == "layout" else 1)
+
+    def widen(c: cs.Planned) -> None:
+        widened = cs.widen_long(task.ref_mod, p, c, RECORDER.widest_block())
+        if c.grow == "tiles":  # after the main case: its launches name the candidate's blocks
+            widened = cs.widen_tiles(task.ref_mod, p, c, RECORDER.blocks(), RECORDER.widest_group())
+        if widened:
+            v.notes.append(widened)
+
+    def announce(rest: list[cs.Planned]) -> None:
+        """The up-front estimate, once the first trial has run: every case still to come, widened first."""
+        bud.announced = True
+        for c in rest:
+            widen(c)
+        rows = [(cs.label(c), weight(c.sizes), runs_of(c), c.kind in ("main", "user")) for c in rest
+                if not (c.grow and not c.sizes)]
+        line = f"{report['candidate']}: " + bud.plan_line(rows)
+        v.notes.append(line)
+        emit("progress", message=line, progress=done, total=total)
+
+    queue = [c for _ in dts for c in p.cases]
+    for i, (dtype, c) in enumerate((d, c) for d in dts for c in p.cases):
+        widen(c)
+        if c.grow and not c.sizes:
+            continue
+        n_trials = trials
+        if bud.seconds is not None and c.kind not in ("main", "user"):
+            w = weight(c.sizes)
+            if not bud.fits(w, runs_of(c)):
+                if c.kind == "size" and trials > 1 and bud.fits(w, 1):
+                    n_trials = 1  # fewer trials before fewer cases
+                    v.notes.append(f"time budget: {c.name} ran 1 trial instead of {trials}")
+                else:
+                    bud.drop(f"{cs.label(c)} {dtype_name(dtype)}" if len(dts) > 1 else cs.label(c), w, runs_of(c))
+                    continue
+        t_case = time.monotonic()
+        done += trials if c.kind in ("main", "size", "user") else 2
+        emit("progress", message=f"{report['candidate']}: {cs.label(c)} {dtype_name(dtype)} ({sz.fmt(c.sizes)})",
+             progress=done, total=total)
+        v.tier, v.kind, v.values, v.hook = c.tier, c.robust, c.values, c.hook
+        try:
+            _run_one(v, task, args, c, dtype, n_trials, checks, ran, state, bud, weight,
+                     lambda rest=queue[i + 1:]: None if bud.announced or bud.seconds is None else announce(rest))
+        finally:
+            if c.kind not in ("main", "size", "user"):
+                bud.observe(weight(c.sizes), runs_of(c), time.monotonic() - t_case)
+    note = bud.note()
+    if note:
+        v.notes.append(note)
+
+
+def _run_one(v: Validator, task: Task, args: dict[str, Any], c: cs.Planned, dtype: torch.dtype, trials: int,
+             checks: dict[str, str], ran: dict[str, Any], state: dict[str, Any], bud: budget.Budget, weight: Any,
+             after_first: Any) -> None:
+    """One planned case at one dtype, its findings and records into v; each trial of a size case is timed into the
+    budget, and `after_first()` runs once the first trial has (the up-front estimate)."""
+    try:
+        if c.kind == "layout":
+            task.kb.prepare(task, c.sizes, dtype)
+            base = task.make_inputs(Case(c.name, dict(c.sizes), dtype, v.device, cs.case_seed(args, c.name, dtype)))
+            variants = cs.layout_variants(base)
+            del base
+            for variant in [lay for lay in c.layouts if lay in variants]:
+                # pop: each variant's inputs are freed once it has run
+                rec = v.run_case(task, c.name, dict(c.sizes), dtype, 1.0, 0, inputs=variants.pop(variant),
+                                 variant=variant)
+                v.cases.append({**rec, "sizes": dict(c.sizes)})
+            return
+        if c.kind == "extreme":  # the same inputs, floating ones scaled to |x| ~ 1e4
+            task.kb.prepare(task, c.sizes, dtype)
+            base = task.make_inputs(Case(c.name, dict(c.sizes), dtype, v.device, cs.case_seed(args, c.name, dtype)))
+            rec = v.run_case(task, c.name, dict(c.sizes), dtype, 1.0, 0, inputs=cs.extreme_inputs(base),
+                             variant="x1e4")
+            v.cases.append({**rec, "sizes": dict(c.sizes)})
+            return
+        if c.kind == "nan_inf":
+            checks["nan_inf"] = nan_inf_check(v, task, args, c, dtype)
+            return
+        chosen = _accepted(v, task, args, c, dtype)
+        if chosen is None:
+            return
+        ran[chosen.name] = dict(chosen.sizes)
+        task.kb.prepare(task, chosen.sizes, dtype)  # models at these sizes before the memory estimate
+        for trial in range(trials):
+            t_trial = time.monotonic()
             try:
-                if c.kind == "layout":
-                    task.kb.prepare(task, c.sizes, dtype)
-                    base = task.make_inputs(Case(c.name, dict(c.sizes), dtype, v.device, cs.case_seed(args, c.name, dtype)))
-                    variants = cs.layout_variants(base)
-                    del base
-                    for variant in [lay for lay in c.layouts if lay in variants]:
-                        # pop: each variant's inputs are freed once it has run
-                        rec = v.run_case(task, c.name, dict(c.sizes), dtype, 1.0, 0, inputs=variants.pop(variant),
-                                         variant=variant)
-                        v.cases.append({**rec, "sizes": dict(c.sizes)})
-                    continue
-                if c.kind == "extreme":  # the same inputs, floating ones scaled to |x| ~ 1e4
-                    task.kb.prepare(task, c.sizes, dtype)
-                    base = task.make_inputs(Case(c.name, dict(c.sizes), dtype, v.device, cs.case_seed(args, c.name, dtype)))
-                    rec = v.run_case(task, c.name, dict(c.sizes), dtype, 1.0, 0, inputs=cs.extreme_inputs(base),
-                                     variant="x1e4")
-                    v.cases.append({**rec, "sizes": dict(c.sizes)})
-                    continue
-                if c.kind == "nan_inf":
-                    checks["nan_inf"] = nan_inf_check(v, task, args, c, dtype)
-                    continue
-                chosen = _accepted(v, task, args, c, dtype)
-                if chosen is None:
-                    continue
-                ran[chosen.name] = dict(chosen.sizes)
-                task.kb.prepare(task, chosen.sizes, dtype)  # models at these sizes before the memory estimate
-                for trial in range(trials):
-                    try:
-                        rec = v.run_case(task, chosen.name, dict(chosen.sizes), dtype, 1.0, trial, state=state)
-                    except TaskError:
-                        if not chosen.optional:
-                            raise
-                        v.notes.append(f"reference rejects the {chosen.name} variant ({sz.fmt(chosen.sizes)}) at trial "
-                                       f"{trial}; skipped")
-                        break
-                    rec["sizes"] = dict(chosen.sizes)
-                    v.cases.append(rec)
-                    if not rec["ok"]:
-                        break
-            except CandidateInitError as e:
-                err = describe(e.exc, "run", v.user_dirs)
-                v.find("exception", cs.label(c), f"ModelNew(*get_init_inputs()) raised {err['type']}: "
-                       f"{err['message'][:300]} (sizes {sz.fmt(c.sizes)})", err)
-                v.cases.append({"name": cs.label(c), "dtype": dtype_name(dtype), "ok": False, "sizes": dict(c.sizes),
-                                "tier": v.tier,
-                                "error": err})
-            except ReferenceInitError as e:
-                if not c.optional:
-                    raise TaskError("reference", f"Model(*get_init_inputs()) raised at sizes {sz.fmt(c.sizes)}: {e}; pass "
-                                    "sizes=... the reference accepts", usage=True) from e
-                v.notes.append(f"reference Model rejects the {c.name} sizes ({sz.fmt(c.sizes)}): {e}; skipped")
+                rec = v.run_case(task, chosen.name, dict(chosen.sizes), dtype, 1.0, trial, state=state)
+                bud.observe(weight(chosen.sizes), 1, time.monotonic() - t_trial)
+                after_first()
+            except TaskError:
+                if not chosen.optional:
+                    raise
+                v.notes.append(f"reference rejects the {chosen.name} variant ({sz.fmt(chosen.sizes)}) at trial "
+                               f"{trial}; skipped")
+                break
+            rec["sizes"] = dict(chosen.sizes)
+            v.cases.append(rec)
+            if not rec["ok"]:
+                break
+    except CandidateInitError as e:
+        err = describe(e.exc, "run", v.user_dirs)
+        v.find("exception", cs.label(c), f"ModelNew(*get_init_inputs()) raised {err['type']}: "
+               f"{err['message'][:300]} (sizes {sz.fmt(c.sizes)})", err)
+        v.cases.append({"name": cs.label(c), "dtype": dtype_name(dtype), "ok": False, "sizes": dict(c.sizes),
+                        "tier": v.tier,
+                        "error": err})
+    except ReferenceInitError as e:
+        if not c.optional:
+            raise TaskError("reference", f"Model(*get_init_inputs()) raised at sizes {sz.fmt(c.sizes)}: {e}; pass "
+                            "sizes=... the reference accepts", usage=True) from e
+        v.notes.append(f"reference Model rejects the {c.name} sizes ({sz.fmt(c.sizes)}): {e}; skipped")
 
 
 def _accepted(v: Validator, task: Task, args: dict[str, Any], c: cs.Planned, dtype: torch.dtype) -> cs.Planned | None:

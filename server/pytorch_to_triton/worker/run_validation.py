@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 
+from . import budget, first_fix, interp_hints, interp_tf32
 from . import cases as cs
 from . import compare as cmp
-from . import first_fix, interp_hints, interp_tf32
 from . import kernelbench as kbench
 from .errors_fmt import describe
 from .guards import PatchWatch
@@ -70,18 +70,36 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     state: dict[str, Any] = {}
     done = 0
     failed_cases: set[str] = set()
-    for spec in [] if task.kernelbench else specs:
+    bud = budget.from_args(args, rt.device)
+    rest = [] if task.kernelbench else list(specs)
+    for i, spec in enumerate(rest):
         name, shape, dtype, scale = spec.name, spec.shape, spec.dtype, spec.scale
         v.tier, v.kind, v.values, v.hook = spec.tier, spec.kind, spec.values, spec.hook
+        w = budget.shape_work(shape)
+        # The first case, yours and the reference's declared SHAPES always run: only the tool's default shapes go.
+        if i and spec.why.startswith("the tool's default") and not bud.fits(w, trials):
+            bud.drop(f"{name} {dtype_name(dtype)}", w, trials)
+            continue
         for trial in range(trials):
             done += 1
             emit("progress", message=f"{report['candidate']}: {name} {dtype_name(dtype)} trial {trial + 1}/{trials}",
                  progress=done, total=total)
+            t0 = time.perf_counter()
             rec = v.run_case(task, name, shape, dtype, scale, trial, state=state)
+            bud.observe(w, 1, time.perf_counter() - t0)
+            if not bud.announced and bud.seconds is not None and bud.rate is not None:
+                bud.announced = True  # the up-front estimate: every case still to come
+                line = f"{report['candidate']}: " + bud.plan_line(
+                    [(f"{s.name} {dtype_name(s.dtype)}", budget.shape_work(s.shape), trials,
+                      not s.why.startswith("the tool's default")) for s in rest[i + 1:]])
+                v.notes.append(line)
+                emit("progress", message=line, progress=done, total=total)
             v.cases.append(rec)
             if not rec["ok"]:
                 failed_cases.add(name)
                 break  # one failing trial is enough; the next case tells more
+    if bud.note():
+        v.notes.append(bud.note())
     extreme = None if task.kernelbench or args.get("only_cases") or args.get("replace_cases") else \
         cs.extreme_spec(specs, cs.required(args))
     if extreme is not None:  # the same case with |x| ~ 1e4: overflow in exp, x * x, unscaled sums
@@ -141,11 +159,44 @@ def _kernel_names() -> list[str]:
     return list(RECORDER.compiled.keys())
 
 
+# Checks that report one cause: wrong values read at the absolute tolerance (mismatch) or, for outputs too small for
+# it, relatively (relative_mismatch); the same wrong kernel fails both ways on cases of other magnitudes.
+FAMILY = {"relative_mismatch": "mismatch"}
+
+
+def _error_type(f: dict[str, Any]) -> str:
+    ev = f.get("evidence")
+    if isinstance(ev, dict) and ev.get("type"):
+        return str(ev["type"])
+    return str(f.get("message") or "").split(":", 1)[0].split(" ")[0]
+
+
+def same_cause(contract: dict[str, Any], robust: dict[str, Any]) -> bool:
+    """Whether a robustness failure is the contract failure again: the same check or FAMILY (and, for an exception,
+    the same error type). The variants are built from the contract cases, so nothing tells them apart (issue 40: a missing
+    division failed the main case and was also reported as "not robust to: NaN/inf input" with a NaN fix)."""
+    if FAMILY.get(contract["check"], contract["check"]) != FAMILY.get(robust["check"], robust["check"]):
+        return False
+    return robust["check"] != "exception" or _error_type(contract) == _error_type(robust)
+
+
 def robustness_section(v: Validator) -> list[dict[str, Any]]:
-    """One finding per (kind, check) seen in robustness cases, failures first, each with its kind's fix."""
+    """One finding per (kind, check) seen in robustness cases, failures first, each with its kind's fix; one that
+    fails the same way as a contract case stays with that case (a note, not a finding of its own)."""
     found = [f for f in v.robustness.values() if f["severity"] == "fail"]
-    return sorted(found, key=lambda f: (cs.REQUIRE_KINDS.index(f["kind"]) if f["kind"] in cs.REQUIRE_KINDS else 9,
-                                        PRIORITY.index(f["check"]) if f["check"] in PRIORITY else 99))
+    contract = [f for f in v.findings.values() if f["severity"] == "fail"]
+    own, again = [], []
+    for f in found:
+        c = next((c for c in contract if same_cause(c, f)), None)
+        (again if c is not None else own).append((f, c))
+    if again:
+        kinds = ", ".join(dict.fromkeys(f["title"] for f, _ in again))
+        c = again[0][1]
+        v.notes.append(f"{kinds}: failed the same way as contract case {c['case']} ({c['check']}); not a separate "
+                       "robustness finding: fix the contract failure first, then validate again")
+    return sorted((f for f, _ in own), key=lambda f: (cs.REQUIRE_KINDS.index(f["kind"]) if f["kind"] in
+                                                      cs.REQUIRE_KINDS else 9,
+                                                      PRIORITY.index(f["check"]) if f["check"] in PRIORITY else 99))
 
 
 def verdict_line(report: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -53,6 +54,20 @@ class LaunchRecorder:
                  if type(v) is int and v >= 16 and v & (v - 1) == 0]
         return max(sizes, default=None)
 
+    def blocks(self) -> list[int]:
+        """Every tile width the candidate's launches used (block-named power-of-two constexprs >= 16), ascending;
+        a block named for a whole head or feature dim (BLOCK_D, BLOCK_DMODEL, HEAD_DIM: next_power_of_2 of it)
+        tiles nothing and is left out."""
+        return sorted({v for ps in self.constexprs.values() for name, vs in ps.items()
+                       if any(w in name.upper() for w in ("BLOCK", "TILE", "CHUNK")) and not _WHOLE_DIM.search(name)
+                       for v in vs if type(v) is int and v >= 16 and v & (v - 1) == 0})
+
+    def widest_group(self) -> int | None:
+        """The largest grouped-swizzle width the launches used (a GROUP_M-like constexpr >= 2), None without one."""
+        sizes = [v for ps in self.constexprs.values() for name, vs in ps.items() if "GROUP" in name.upper()
+                 for v in vs if type(v) is int and v >= 2]
+        return max(sizes, default=None)
+
     def note_constexprs(self, kernel: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Record the constexpr values of one launch (plain values as they are, anything else by its type)."""
         names = _constexpr_names(kernel)
@@ -70,6 +85,7 @@ class LaunchRecorder:
 
 
 RECORDER = LaunchRecorder()
+_WHOLE_DIM = re.compile(r"(_D|_DMODEL|_DK|_DV|HEAD_?DIM|_HS)$", re.I)
 _CONSTEXPR_NAMES: dict[Any, tuple[str, ...]] = {}  # keyed on the Python function itself (an id could be reused)
 
 
@@ -149,6 +165,7 @@ def _install_interpreter_hooks() -> dict[str, Any]:
                            "tensor_index": interp_compat.install(),
                            "bool_splat": interp_compat.install_bool_splat(),
                            "list_grid": interp_compat.install_list_grid(),
+                           "range_tensor": interp_compat.install_range_tensor(),
                            "cuda_device": interp_compat.install_cuda_device_noop(),
                            "libdevice": interp_libdevice.install()}
     try:

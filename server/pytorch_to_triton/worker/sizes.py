@@ -29,6 +29,9 @@ CPU_MAX_ELEMS, CPU_MAX_DIM = 1 << 16, 512
 GPU_MEDIUM_ELEMS, GPU_MEDIUM_DIM = 1 << 22, 4096
 SMALL_ELEMS, SMALL_DIM = 1 << 12, 64
 VARY_MIN = 8  # constants below this are structure (a reduction axis, kernel_size 3, 3 input channels), not sizes
+# Issue 40: a repeated dimension (heads, groups, experts, batch, tiles) shrunk to 1 hides every bug that indexes it
+# (`h = bh * 0` passed 21/21 cases at n_head=1). A size that is 2 in the problem stays 2, one of 3 or more stays >= 3.
+MULTIPLICITY = 3
 STRUCTURAL = re.compile(r"kernel|stride|pad|dilation|group|axis|eps", re.I)
 
 
@@ -192,6 +195,17 @@ def input_shapes(mod: ModuleType, sizes: dict[str, int]) -> list[tuple[int, ...]
 
 
 # ---- automatic sizes -------------------------------------------------------------------------------------------
+def multiplicity_floor(full: int) -> int:
+    """The least a size that is `full` in the problem may become in a contract case: 2 stays 2, 3 or more >= 3."""
+    return min(full, MULTIPLICITY)
+
+
+def below_floor(full: dict[str, int], sizes: dict[str, int], keys: Any = None) -> dict[str, int]:
+    """key -> its floor, for each size (of `keys`, default all) that `sizes` shrinks below multiplicity_floor."""
+    return {k: multiplicity_floor(full[k]) for k in (full if keys is None else keys)
+            if k in sizes and k in full and 1 <= sizes[k] < multiplicity_floor(full[k])}
+
+
 def varied(consts: dict[str, int], pinned: dict[str, int], follows: Any = ()) -> list[str]:
     """The constants the automatic sizes change: sizes (>= 8, not kernel/stride/padding/...), not pinned by the user,
     and not computed from other sizes in the module's source (`follows`: those move with the sizes they read)."""
@@ -381,19 +395,28 @@ def shrink(mod: ModuleType, start: dict[str, int], vary: list[str], max_elems: i
     frozen: set[str] = set()
     if keep_ratio is None:  # read from the sizes shrinking starts at: pass the problem's own when starting lower
         keep_ratio = ratios(mod, start, vary)
+    # Each size's own floor: never below `floor`, and never below its multiplicity floor (a head count of 8 stops at
+    # 4, not 2 or 1), read from where shrinking starts (the problem's sizes, or a main case that already keeps them).
+    least = {k: max(floor, multiplicity_floor(v)) for k, v in start.items()}
     for _ in range(256):
-        free = [k for k in vary if k not in frozen and cur[k] > floor]
+        free = [k for k in vary if k not in frozen and cur[k] > least[k]]
         too_wide = [k for k in free if cur[k] > max_dim]
         n = est if est is not None else math.prod(max(1, cur[k]) for k in vary)
         if not free or (n <= max_elems and not too_wide):
             break
         k = max(too_wide or free, key=lambda name: cur[name])
-        step = {k: max(floor, (cur[k] + 1) // 2)}
+        step = {k: max(least[k], (cur[k] + 1) // 2)}
         a = keep_ratio.get(k)
-        if a is not None and a not in keep and cur[a] % 2 == 0 and cur[k] % 2 == 0:
+        if (a is not None and a not in keep and cur[a] % 2 == 0 and cur[k] % 2 == 0
+                and cur[a] // 2 >= multiplicity_floor(start.get(a, cur[a]))):
             step[a] = cur[a] // 2  # b / a (the head size) stays
+        elif (a is not None and a not in keep and cur[a] > multiplicity_floor(start.get(a, cur[a]))
+              and cur[k] % cur[a] == 0):
+            fa = multiplicity_floor(start.get(a, cur[a]))  # n_head 4 -> 3 and n_embd 384 -> 288: head size 96 stays
+            step = {k: cur[k] // cur[a] * fa, a: fa}
         elif a is not None:
-            frozen.add(k)  # a cannot halve with it (n_head 3): b stays, so the head size is the problem's
+            # a cannot move with it (n_head 3, or a pinned one): b stays, so the head size is the problem's
+            frozen.add(k)
             continue
         trial = settle(mod, {**cur, **step}, keep)
         t_est, t_ok = footprint(mod, trial)
