@@ -417,9 +417,10 @@ def test_a_failure_only_at_an_odd_size_the_example_has_even_is_a_parity_note(ser
     false P0s on held-out code. With the even size next to it passing, it is a P2 verify note, never a P0."""
     rep = service.audit(path=f"{REL}/geglu_even.py", harness=f"{REL}/harness_geglu.py", compile=False)
     assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0, rep.markdown
-    f = next(f for f in rep.findings if f.check == "probe_sizes_parity")
-    assert f.severity == "P2" and f.why.startswith("verify:") and "shape (6, 1)" in f.evidence
-    assert "shape (6, 2)" in f.evidence and f.reproducer.startswith("python -m ")
+    f = next(f for f in rep.robustness if f.check == "probe_sizes_parity")  # issue 35: reported apart
+    assert f.kind == "structure" and "shape (6, 1)" in f.evidence and "keep the example's parity" in f.assumed
+    assert "shape (6, 2)" in f.evidence and f.model_extra["reproducer"].startswith("python -m ")
+    assert "not robust to: sizes that break" in rep.verdict
 
 # ---- a KernelBench-form task reference drives the probes (ModelNew on get_inputs(), Model the reference) ------------
 KB = "tests/kernelbench_fixtures"
@@ -564,8 +565,8 @@ def test_minus_inf_the_reference_also_gives_and_a_strided_weight_are_no_p0(servi
     assert not by["example"]["failures"] and "non-finite where the harness's reference is too" in \
         by["example"]["notes"][0]
     assert {"transposed", "strided", "strided 1-D"} <= set(by["layout"]["ran"])  # the other probes ran
-    f = next(f for f in rep.findings if f.check == "probe_layout_1d")
-    assert f.severity == "P2" and f.why.startswith("verify:") and "strided 1-D" in f.evidence
+    f = next(f for f in rep.robustness if f.check == "probe_layout_1d")
+    assert f.kind == "1d" and "strided 1-D" in f.evidence and f.fix
 
 
 def test_a_sentinel_the_reference_refuses_and_an_apply_without_defaults_are_no_p0(service) -> None:  # noqa: ANN001
@@ -643,8 +644,8 @@ def test_a_kernel_right_for_any_row_stride_but_not_a_strided_last_dim_is_a_verif
     the row stride still fails the rows-of-a-wider-buffer variant: a P0."""
     rep = service.audit(path=f"{REL}/rows_stride_lastdim.py", harness=f"{REL}/harness_scale_rows.py", compile=False)
     assert rep.counts["P0"] == 0, rep.markdown
-    f = next(f for f in rep.findings if f.check == "probe_layout_lastdim")
-    assert f.severity == "P2" and "unit last-dim stride" in f.why
+    f = next(f for f in rep.robustness if f.check == "probe_layout_lastdim")
+    assert f.kind == "lastdim" and "unit last-dim stride" in f.message
     bad = service.audit(path=f"{REL}/softmax_strides.py", harness=f"{REL}/harness_rows.py", compile=False)
     by = {p["name"]: p for p in bad.probes}
     assert "rows of a wider buffer" in {x["variant"] for x in by["layout"]["failures"]}, by["layout"]
@@ -658,8 +659,8 @@ def test_a_failure_only_through_a_weight_is_a_verify_note_and_a_refusal_hides_no
     note; x read as dense behind an assert on the weight is a P0 whose reproducer names x alone."""
     ok = service.audit(path=f"{REL}/linear_dense_weight.py", harness=f"{REL}/harness_linear.py", compile=False)
     assert ok.counts["P0"] == 0, ok.markdown
-    note = next(f for f in ok.findings if f.check == "probe_layout_weight")
-    assert note.severity == "P2" and note.why.startswith("verify:") and "input 1" in note.evidence, note
+    note = next(f for f in ok.robustness if f.check == "probe_layout_weight")
+    assert note.kind == "weight" and "input 1" in note.evidence and "dense (default)" in note.assumed, note
     bad = service.audit(path=f"{REL}/linear_checks_weight.py", harness=f"{REL}/harness_linear.py", compile=False)
     p0 = [f for f in bad.findings if f.severity == "P0"]
     assert [f.check for f in p0] == ["probe_layout"] and "input 0 only" in p0[0].reproducer, bad.markdown
@@ -673,8 +674,8 @@ def test_an_fp32_difference_that_ieee_dots_remove_is_a_tf32_verify_note(service)
     agreed with the reference once rerun with IEEE dots. Such a difference is a P2 note naming the switch."""
     rep = service.audit(path=f"{REL}/matmul_tf32.py", harness=f"{REL}/harness_matmul.py", compile=False)
     assert rep.counts["P0"] == 0, rep.markdown
-    note = next(f for f in rep.findings if f.check == "probe_reference_tf32")
-    assert note.severity == "P2" and "TRITON_F32_DEFAULT=ieee" in note.evidence and "input_precision" in note.why
+    note = next(f for f in rep.robustness if f.check == "probe_reference_tf32")
+    assert note.kind == "precision" and "TRITON_F32_DEFAULT=ieee" in note.evidence and "input_precision" in note.fix
 
 
 def test_an_autograd_function_entry_is_placed_on_its_forward_never_on_torchs_apply() -> None:

@@ -389,13 +389,25 @@ class Service:
         """Five-category review of a Triton file: static suspects, confirmed by running the entry (probes), plus
         compiled facts on a GPU."""
         from .audit import Finding, audit_source, merge_compiled, render_markdown
+        from .audit.contract import for_source as contract_for
+        from .audit.contract import harness_entry
+        from .audit.probe_plan import plan as probe_plan
 
         src_path = self.source(path, code, "path" if code is None else "code")
         source = self.ws.read_source(src_path)
         if on_event:
             on_event("static analysis", 0, 2)
+        task_ref, side, side_err = self._audit_task(src_path, code, reference)
+        h = self.ws.resolve(harness, what="harness") if harness else None
+        p = probe_plan(src_path, self.ws.relative, h, task_ref, side.audit if side else None,
+                       side.path.parent if side else None, max(10.0, 0.8 * timeout_s))
+        entry = (p.args or {}).get("entry") or harness_entry(Path(p.args["harness"]) if p.args else None)
         # With a task reference the file is a benchmark candidate: its honesty checks are findings, not notes.
-        report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None)
+        report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None, entry=entry)
+        contract = contract_for(source, entry, side.audit if side else None,
+                                Path(p.args["harness"]) if p.args else None, side.require if side else None)
+        if p.args is not None and contract.dtype and not p.args.get("dtype") and p.args["harness"] != str(task_ref):
+            p.args["dtype"] = contract.dtype  # the entry admits only that dtype: the example runs in it
         compiled: list[dict[str, Any]] = []
         if compile and reference:
             ref = self.ws.resolve(reference, what="reference")
@@ -416,8 +428,7 @@ class Service:
         elif compile:
             report.not_checked.append("compiled analysis skipped: pass reference= (a task reference.py) so the kernel "
                                       "can be compiled for representative inputs on a GPU")
-        task_ref, side, side_err = self._audit_task(src_path, code, reference)
-        report = self._probe(report, src_path, harness, task_ref, side, probe, timeout_s, device, on_event, cancel)
+        report = self._probe(report, p, task_ref, side, probe, timeout_s, device, on_event, cancel, contract)
         if on_event:
             on_event("report", 2, 2)
         data = report.model_dump(mode="json")
@@ -453,24 +464,21 @@ class Service:
         except UsageError as e:  # a static audit still answers; the sidecar's error is said, not fatal here
             return task_ref, None, f"task sidecar ignored: {e}"
 
-    def _probe(self, report: Any, src_path: Path, harness: str | None, task_ref: Path | None,
-               side: sidecar.Sidecar | None, probe: bool, timeout_s: float, device: str | None,
-               on_event: OnEvent | None, cancel: threading.Event | None) -> Any:
-        """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence."""
+    def _probe(self, report: Any, p: Any, task_ref: Path | None, side: sidecar.Sidecar | None, probe: bool,
+               timeout_s: float, device: str | None, on_event: OnEvent | None, cancel: threading.Event | None,
+               contract: Any) -> Any:
+        """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence,
+        tiered against the contract."""
         from .audit.evidence import weigh
-        from .audit.probe_plan import plan
 
-        h = self.ws.resolve(harness, what="harness") if harness else None
-        p = plan(src_path, self.ws.relative, h, task_ref, side.audit if side else None,
-                 side.path.parent if side else None, max(10.0, 0.8 * timeout_s))
         if p.args is not None and side is not None and task_ref is not None and p.args["harness"] == str(task_ref):
             # A KernelBench task reference as the example call: the sizes its validation runs at (the worker reads
             # them only for that form).
             p.args.update(sizes=dict(side.sizes), sizes_interpreter=dict(side.sizes_interpreter))
         if not probe:
-            return weigh(report, None, "probe=false", accept=p.accept)
+            return weigh(report, None, "probe=false", accept=p.accept, contract=contract)
         if p.args is None:
-            return weigh(report, None, p.why_not, accept=p.accept)
+            return weigh(report, None, p.why_not, accept=p.accept, contract=contract)
         if on_event:
             on_event("probes", 1, 2)
         def fwd(msg: dict[str, Any]) -> None:
@@ -482,12 +490,13 @@ class Service:
         except WorkerError as e:
             if e.kind == "cancelled":
                 raise
-            return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept)
+            return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept,
+                         contract=contract)
         if res.get("kernelbench") and isinstance(res.get("shape"), dict):
             p.args["shape"] = res["shape"]  # the reproducer runs at the very sizes the probes ran at
         report.checked.append(f"probes: {res.get('entry')} at {res.get('shape')} {res.get('dtype')} on "
                               f"{res.get('device')}; safety by {res.get('safety')}")
-        return weigh(report, res, repro=p.reproducer, accept=p.accept)
+        return weigh(report, res, repro=p.reproducer, accept=p.accept, contract=contract)
 
     # ---- fetch_triton_docs ----------------------------------------------------------------------
     def docs(

@@ -11,6 +11,7 @@ from .honesty_checks import check_honesty
 from .host_checks import HostReader, check_host, exact_kernels, param_dtypes
 from .kernel_checks import check_kernel
 from .model import AuditReport, Finding
+from .reach import demote, roots
 from .structure import FileModel
 
 FAILED = "static analysis failed on"
@@ -22,11 +23,14 @@ NOT_CHECKED = [
 ]
 
 
-def audit_source(source: str, filename: str = "<inline>", candidate: bool = False) -> AuditReport:
+def audit_source(source: str, filename: str = "<inline>", candidate: bool = False,
+                 entry: str | None = None) -> AuditReport:
     """Audit Triton source statically (AST only; the code is never executed).
 
     `candidate`: the file is a benchmark candidate (audited with a task reference); a file that defines ModelNew
-    is one too. Only a candidate's honesty checks are findings; otherwise they are host-code information."""
+    is one too. Only a candidate's honesty checks are findings; otherwise they are host-code information.
+    `entry`: the function the probes call (a harness's ENTRY); with it, or ModelNew.forward, code it never reaches
+    gets at most a note (reach.py)."""
     report = AuditReport(file=filename, checked=[c for c in CHECKS if c != "syntax_error"])
     try:
         tree = ast.parse(source, filename=filename)
@@ -69,4 +73,8 @@ def audit_source(source: str, filename: str = "<inline>", candidate: bool = Fals
     if unlaunched:
         report.not_checked.insert(0, f"no launch of {', '.join(unlaunched)} in this file: grid, stride, constexpr and "
                                      "honesty checks of its wrapper did not apply")
+    unreached = demote(report, model, entry)
+    if unreached:
+        report.not_checked.append(f"not reached from the entry ({', '.join(roots(model, entry)[:1])}), so at most "
+                                  f"notes: {', '.join(unreached[:12])}" + (" ..." if len(unreached) > 12 else ""))
     return report.finalize()

@@ -162,6 +162,12 @@ def boundary_shapes(shape: Any) -> dict[str, Any]:
     return dict(ranked[:MAX_SIZE_VARIANTS])
 
 
+def has_empty(shape: Any) -> bool:
+    """A case shape (tuple, or dict of sizes) with a dimension of 0."""
+    sizes = shape.values() if isinstance(shape, dict) else shape if isinstance(shape, (tuple, list)) else ()
+    return any(isinstance(s, int) and s == 0 for s in sizes)
+
+
 def moved_dim(example: Any, shape: Any) -> tuple[Any, int, int] | None:
     """(key, example size, new size) of the one dimension `shape` moved from `example`; None otherwise."""
     if isinstance(example, dict) and isinstance(shape, dict):
