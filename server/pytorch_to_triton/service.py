@@ -660,7 +660,10 @@ def _audit_summary(r: AuditResult) -> str:
     top = [f"- [{f.severity}] {f.category} line {f.line}: {f.check} - {f.why[:100]}" for f in r.findings[:8]]
     host = [f"host code: {len(r.host_code)} note(s), information only ({', '.join(sorted({f.check for f in r.host_code}))})"
             ] if r.host_code else []
-    return "\n".join([head, *top, *host, *(f"not checked: {n}" for n in r.not_checked)])
+    robust = [f"- not robust to {x.title}: {x.check} on {x.case}; fix: {x.fix[:100]}" for x in r.robustness]
+    assumed = next((f.assumed for f in r.findings if f.severity in ("P0", "P1") and f.assumed), "")
+    return "\n".join([head, *top, *([assumed] if assumed else []), *robust, *host,
+                      *(f"not checked: {n}" for n in r.not_checked)])
 
 
 def _plot(report: BenchmarkReport, path: Path, sweep: dict[str, Any] | None) -> str | None:

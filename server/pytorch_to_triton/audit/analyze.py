@@ -73,7 +73,7 @@ def audit_source(source: str, filename: str = "<inline>", candidate: bool = Fals
     if unlaunched:
         report.not_checked.insert(0, f"no launch of {', '.join(unlaunched)} in this file: grid, stride, constexpr and "
                                      "honesty checks of its wrapper did not apply")
-    unreached = demote(report, model, entry)
+    unreached = demote(report, model, entry, report.candidate)
     if unreached:
         report.not_checked.append(f"not reached from the entry ({', '.join(roots(model, entry)[:1])}), so at most "
                                   f"notes: {', '.join(unreached[:12])}" + (" ..." if len(unreached) > 12 else ""))

@@ -31,6 +31,7 @@ TORCH_DTYPES = ("float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "f
 PROBE_KINDS = {"layout": ("weight", "lastdim", "1d"), "sizes": ("structure", "empty"), "rows": ("empty",),
                "reference": ("precision",), "grad": ("precision",)}
 MAX_ITEMS = 4
+FLOATS = ("float16", "bfloat16", "float64")
 
 
 @dataclass
@@ -52,8 +53,8 @@ class Contract:
         kinds = [kind] if kind else list(PROBE_KINDS.get(probe, ()))
         parts += [f"{tr.DEFAULT_ASSUMED[k]} (default)" for k in kinds if k in tr.DEFAULT_ASSUMED
                   and not tr.covers(self.require, k)]
-        parts += [f"{tr.title(k)} given by callers (required)" for k in sorted(self.require) if not kinds or k in kinds
-                  or tr.PARENT.get(k) in kinds]
+        parts += [f"{tr.title(k)} given by callers (required)" for k in sorted(self.require)
+                  if any(k == q or tr.PARENT.get(q) == k for q in kinds)]
         return "assumed: " + ("; ".join(dict.fromkeys(parts)) or "inputs as the example call makes them")
 
     def summary(self) -> list[str]:
@@ -149,9 +150,13 @@ def _from_file(c: Contract, model: FileModel, entry: str | None) -> None:
             c.items.append(("fp32 dots in IEEE", f"{k.name} asks for it"))
             break
     c.items = list(dict.fromkeys(c.items))
-    firsts = [d for d in dtypes.values() if d]
-    if firsts and "float32" not in firsts[0]:
-        c.dtype = firsts[0][0]
+    # The example's dtype follows the contract only for the entry's own first argument, a floating tensor the
+    # harness makes in case.dtype (an integer dtype would break a harness that draws floats in it).
+    head = model.funcs.get(start[0]) if start else None
+    first = next((p for p in head.params if p not in ("self", "ctx", "cls")), None) if head else None
+    admits = dtypes.get(first or "", [])
+    if admits and "float32" not in admits and admits[0] in FLOATS:
+        c.dtype = admits[0]
     if c.items and c.source == "the tool's defaults":
         c.source = "the file's wrappers and call sites"
 

@@ -13,23 +13,37 @@ import ast
 
 from .model import AuditReport
 from .names import dotted
-from .structure import FileModel
+from .structure import _NOT_PRODUCT, FileModel
 
 
-def roots(model: FileModel, entry: str | None) -> list[str]:
+def roots(model: FileModel, entry: str | None, candidate: bool = True) -> list[str]:
     """The entry's qualnames in the file: `entry` (a function, `Cls` for its forward, or `Cls.method`), else
-    ModelNew's forward; [] when the file shows neither (then every function counts as reached)."""
+    ModelNew's forward; [] when the file shows neither (then every function counts as reached).
+
+    A benchmark candidate is what its entry runs. A library file (not a candidate) audited through one entry has
+    other callers too: its public functions and modules are roots beside the entry (the harness only picks the
+    example call), so only code no public function reaches (dead helpers, the file's own tests) gets notes."""
+    out: list[str] = []
     if entry:
-        name = entry.split(".")[-1] if entry not in model.funcs and entry not in model.classes else entry
-        if entry in model.funcs:
-            return [entry]
         cls = entry.split(".")[0]
-        if cls in model.classes:
-            return [q for q in (f"{cls}.forward", f"{cls}.__init__", entry) if q in model.funcs]
-        return [q for q in model.funcs if q.split(".")[-1] == name][:1]
-    if "ModelNew" in model.classes:
-        return [q for q in ("ModelNew.forward", "ModelNew.__init__") if q in model.funcs]
-    return []
+        if entry in model.funcs:
+            out = [entry]
+        elif cls in model.classes:
+            out = [q for q in (f"{cls}.forward", f"{cls}.__init__", entry) if q in model.funcs]
+        else:
+            out = [q for q in model.funcs if q.split(".")[-1] == entry.split(".")[-1]][:1]
+    elif "ModelNew" in model.classes:
+        out = [q for q in ("ModelNew.forward", "ModelNew.__init__") if q in model.funcs]
+    if out and not candidate and "ModelNew" not in model.classes:
+        out += [q for q, f in model.funcs.items() if _public(q)]
+    return out
+
+
+def _public(q: str) -> bool:
+    """A public function or method of a public class (not a test, benchmark or main)."""
+    parts = q.split(".")
+    return not any(p.startswith("_") and not p.startswith("__") for p in parts) and \
+        not _NOT_PRODUCT.match(parts[-1]) and not (len(parts) > 1 and _NOT_PRODUCT.match(parts[0]))
 
 
 def reachable(model: FileModel, start: list[str]) -> set[str]:
@@ -62,10 +76,10 @@ def reachable(model: FileModel, start: list[str]) -> set[str]:
     return seen
 
 
-def demote(report: AuditReport, model: FileModel, entry: str | None) -> list[str]:
+def demote(report: AuditReport, model: FileModel, entry: str | None, candidate: bool = True) -> list[str]:
     """Findings in functions or kernels the entry never reaches become P2 notes (issue 40); returns the unreached
     names (for the report's not_checked)."""
-    start = roots(model, entry)
+    start = roots(model, entry, candidate)
     if not start:
         return []
     reached = reachable(model, start)
@@ -73,7 +87,7 @@ def demote(report: AuditReport, model: FileModel, entry: str | None) -> list[str
     unreached = sorted(known - reached)
     if not unreached:
         return []
-    where = " / ".join(start[:1])
+    where = start[0] if candidate or len(start) == 1 else f"{start[0]} or the file's public functions"
     for f in report.findings + report.host_code:
         fn = f.function or _enclosing(model, f.line)
         if fn is None or fn not in known or fn in reached:
