@@ -184,7 +184,7 @@ def _wrapper(c: Contract, fn: HostFunc, dtypes: dict[str, list[str]]) -> None:
         elif isinstance(node, ast.Assert):
             _condition(c, node.test, params, f"{who} asserts it", dtypes)
         elif isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise):
-            _condition(c, ast.UnaryOp(ast.Not(), node.test), params, f"{who} raises otherwise", dtypes)
+            _condition(c, _negate(node.test), params, f"{who} raises otherwise", dtypes)
         elif isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Return) and _empty_test(node.test):
             c.require.add("empty")
             c.items.append(("empty input handled", f"{who} returns early on it"))
@@ -195,9 +195,6 @@ def _condition(c: Contract, test: ast.expr, params: set[str], why: str, dtypes: 
     if not names & params:
         return
     text = ast.unparse(test)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        text = ast.unparse(test.operand)
-        text = f"not ({text})" if " " in text else f"not {text}"
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and dotted(test.left).endswith(".dtype"):
         who = dotted(test.left).removesuffix(".dtype")
         right = test.comparators[0]
@@ -208,6 +205,19 @@ def _condition(c: Contract, test: ast.expr, params: set[str], why: str, dtypes: 
             c.items.append((f"{who} {' or '.join(got)}", why))
             return
     c.items.append((text[:80], why))
+
+
+_INVERSE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
+            ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+
+
+def _negate(test: ast.expr) -> ast.expr:
+    """The condition an `if test: raise` guarantees, written plainly (`x.dim() == 2` for `if x.dim() != 2`)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _INVERSE:
+        return ast.Compare(test.left, [_INVERSE[type(test.ops[0])]()], test.comparators)
+    return ast.UnaryOp(ast.Not(), test)
 
 
 def _empty_test(test: ast.expr) -> bool:
