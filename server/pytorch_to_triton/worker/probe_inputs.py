@@ -10,6 +10,13 @@ a reproducer names (`--only LABEL`). Tiers, cheapest first, all small enough for
 - sentinel: a quarter of the integer entries set to the entry's own sentinel default (ignore_index=-100 ...);
 - magnitude: values x100 (softmax/exp overflow) and shifted by -120 (exp underflow to 0, log(0) = -inf).
 
+Tiers (tier_rules.py, shared with run_validation): every variant here is the callers' kind of input (contract) unless
+its failure shows it is one of the robustness kinds, which probes.py records per failure (Probe.aside): a strided 1-D
+tensor (STRIDED_1D: "1d"), a failure only through a tensor that does not carry the batch ("weight"), only with a
+strided last dimension while ROW_STRIDED passes ("lastdim"), only at an odd size the example has even ("structure"),
+only at a batch of 0 (has_empty: "empty"), only with TF32 dots ("precision"). The server's audit/evidence.py tiers
+them against the contract (audit/contract.py).
+
 A KernelBench-form task (kb_* below) has no case shape: its sizes are module-level constants (sizes.py), and the
 rows and sizes probes move those, never the tensors' shapes. The sizes probe moves one varied constant at a time
 (the batch-like first one also to 0), the sizes computed from it follow, and a variant the reference rejects as it
