@@ -156,6 +156,8 @@ def audit_all(only: str | tuple[str, ...] | list[str] | None = None) -> list[dic
                         "findings": [{"check": f.check, "line": f.line, "severity": f.severity,
                                       "reproducer": f.model_dump().get("reproducer", ""), "why": f.why[:160]}
                                      for f in rep.findings],
+                        "robustness": [{"check": r.check, "case": r.case, "assumed": r.assumed}
+                                       for r in rep.robustness],  # issue 35: outside the contract, not graded
                         "probes": [{k: p.get(k) for k in ("name", "ran", "not_run")} |
                                    {"failed": [x["variant"] for x in p.get("failures", [])]}
                                    for p in rep.model_dump().get("probes", [])]})

@@ -31,7 +31,12 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "linear_dense_weight.py": "harness_linear.py", "linear_checks_weight.py": "harness_linear.py",
            "matmul_tf32.py": "harness_matmul.py", "arange_headdim.py": "harness_heads.py",
            "jagged_center.py": "harness_jagged.py", "scale_grad_dense.py": "harness_scale.py",
-           "half_out.py": "harness_half.py", "sync_paths.py": "harness_sync.py"}
+           "half_out.py": "harness_half.py", "sync_paths.py": "harness_sync.py",
+           "linear_contig_weight.py": "harness_linear.py", "linear_contig_weight_bad.py": "harness_linear.py",
+           "scale_fp16_only.py": "harness_scale2.py", "rows_no_empty.py": "harness_rowsum.py",
+           "kb_affine_unreached_helper.py": "../kernelbench_fixtures/affine_reference.py"}
+# The example dtype the audit takes from the file's contract (the worker alone runs the harness's default)
+DTYPE = {"scale_fp16_only.py": "float16"}
 
 
 def _label(name: str) -> list[str]:
@@ -126,8 +131,10 @@ def test_audit_table_parses_and_refuses_a_dispute_without_a_reason() -> None:
 
 
 # ---- the probes, run for real -------------------------------------------------------------------------------
-def _run_repro(target: str, harness: str, only: str | None = None) -> subprocess.CompletedProcess[str]:
+def _run_repro(target: str, harness: str, only: str | None = None, dtype: str | None = None) \
+        -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "pytorch_to_triton.worker.probes", target, "--harness", harness]
+    cmd += ["--dtype", dtype] if dtype else []
     env = {**os.environ, "PYTHONPATH": pythonpath()}
     return subprocess.run(cmd + (["--only", only] if only else []), cwd=FIX, env=env, capture_output=True, text=True,
                           timeout=300)
@@ -137,7 +144,7 @@ def _run_repro(target: str, harness: str, only: str | None = None) -> subprocess
 @pytest.mark.parametrize("name", _fixtures())
 def test_fixture_fails_exactly_on_its_labelled_probe(name: str) -> None:
     label = _label(name)
-    out = _run_repro(name, HARNESS.get(name, "harness_rows.py"))
+    out = _run_repro(name, HARNESS.get(name, "harness_rows.py"), dtype=DTYPE.get(name))
     failed = {line.split()[1].rstrip(":") for line in out.stdout.splitlines() if line.startswith("FAIL ")}
     if label[0] == "good":
         assert out.returncode == 0 and not failed, out.stdout + out.stderr[-2000:]
@@ -239,7 +246,7 @@ LATER_BATCHES = [
     ("held_out_6", 6, "verl, auto-round, flash-attn", 3, 7, 3),
     ("held_out_7", 6, "sageattention, ring-flash-attn, nvidia-modelopt", 2, 4, 2),
     ("held_out_8", 5, "colossalai, autoawq", 7, 14, 7),
-    ("held_out_9", 1, "aqlm", 1, 1, 1),
+    ("held_out_9", 1, "aqlm", 0, 1, 0),  # its empty-batch crash is robustness "empty" since issue 35 (reported apart)
     ("held_out_10", 4, "gptqmodel, stanford-stk", 1, 1, 1),
     ("held_out_11", 4, "megatron-core", 0, 4, 0),  # its one real P0 (TF32 in an fp32 mm) is a P2 note since 0b8b1a3
     ("held_out_12", 3, "lightning-attn, xformers", 2, 4, 2),
@@ -492,9 +499,10 @@ def test_a_failure_only_at_an_odd_size_the_example_has_even_is_a_parity_note(ser
     false P0s on held-out code. With the even size next to it passing, it is a P2 verify note, never a P0."""
     rep = service.audit(path=f"{REL}/geglu_even.py", harness=f"{REL}/harness_geglu.py", compile=False)
     assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0, rep.markdown
-    f = next(f for f in rep.findings if f.check == "probe_sizes_parity")
-    assert f.severity == "P2" and f.why.startswith("verify:") and "shape (6, 1)" in f.evidence
-    assert "shape (6, 2)" in f.evidence and f.reproducer.startswith("python -m ")
+    f = next(f for f in rep.robustness if f.check == "probe_sizes_parity")  # issue 35: reported apart
+    assert f.kind == "structure" and "shape (6, 1)" in f.evidence and "keep the example's parity" in f.assumed
+    assert "shape (6, 2)" in f.evidence and f.model_extra["reproducer"].startswith("python -m ")
+    assert "not robust to: sizes that break" in rep.verdict
 
 # ---- a KernelBench-form task reference drives the probes (ModelNew on get_inputs(), Model the reference) ------------
 KB = "tests/kernelbench_fixtures"
@@ -639,8 +647,8 @@ def test_minus_inf_the_reference_also_gives_and_a_strided_weight_are_no_p0(servi
     assert not by["example"]["failures"] and "non-finite where the harness's reference is too" in \
         by["example"]["notes"][0]
     assert {"transposed", "strided", "strided 1-D"} <= set(by["layout"]["ran"])  # the other probes ran
-    f = next(f for f in rep.findings if f.check == "probe_layout_1d")
-    assert f.severity == "P2" and f.why.startswith("verify:") and "strided 1-D" in f.evidence
+    f = next(f for f in rep.robustness if f.check == "probe_layout_1d")
+    assert f.kind == "1d" and "strided 1-D" in f.evidence and f.fix
 
 
 def test_a_sentinel_the_reference_refuses_and_an_apply_without_defaults_are_no_p0(service) -> None:  # noqa: ANN001
@@ -718,8 +726,8 @@ def test_a_kernel_right_for_any_row_stride_but_not_a_strided_last_dim_is_a_verif
     the row stride still fails the rows-of-a-wider-buffer variant: a P0."""
     rep = service.audit(path=f"{REL}/rows_stride_lastdim.py", harness=f"{REL}/harness_scale_rows.py", compile=False)
     assert rep.counts["P0"] == 0, rep.markdown
-    f = next(f for f in rep.findings if f.check == "probe_layout_lastdim")
-    assert f.severity == "P2" and "unit last-dim stride" in f.why
+    f = next(f for f in rep.robustness if f.check == "probe_layout_lastdim")
+    assert f.kind == "lastdim" and "unit last-dim stride" in f.message
     bad = service.audit(path=f"{REL}/softmax_strides.py", harness=f"{REL}/harness_rows.py", compile=False)
     by = {p["name"]: p for p in bad.probes}
     assert "rows of a wider buffer" in {x["variant"] for x in by["layout"]["failures"]}, by["layout"]
@@ -733,8 +741,8 @@ def test_a_failure_only_through_a_weight_is_a_verify_note_and_a_refusal_hides_no
     note; x read as dense behind an assert on the weight is a P0 whose reproducer names x alone."""
     ok = service.audit(path=f"{REL}/linear_dense_weight.py", harness=f"{REL}/harness_linear.py", compile=False)
     assert ok.counts["P0"] == 0, ok.markdown
-    note = next(f for f in ok.findings if f.check == "probe_layout_weight")
-    assert note.severity == "P2" and note.why.startswith("verify:") and "input 1" in note.evidence, note
+    note = next(f for f in ok.robustness if f.check == "probe_layout_weight")
+    assert note.kind == "weight" and "input 1" in note.evidence and "dense (default)" in note.assumed, note
     bad = service.audit(path=f"{REL}/linear_checks_weight.py", harness=f"{REL}/harness_linear.py", compile=False)
     p0 = [f for f in bad.findings if f.severity == "P0"]
     assert [f.check for f in p0] == ["probe_layout"] and "input 0 only" in p0[0].reproducer, bad.markdown
@@ -748,8 +756,8 @@ def test_an_fp32_difference_that_ieee_dots_remove_is_a_tf32_verify_note(service)
     agreed with the reference once rerun with IEEE dots. Such a difference is a P2 note naming the switch."""
     rep = service.audit(path=f"{REL}/matmul_tf32.py", harness=f"{REL}/harness_matmul.py", compile=False)
     assert rep.counts["P0"] == 0, rep.markdown
-    note = next(f for f in rep.findings if f.check == "probe_reference_tf32")
-    assert note.severity == "P2" and "TRITON_F32_DEFAULT=ieee" in note.evidence and "input_precision" in note.why
+    note = next(f for f in rep.robustness if f.check == "probe_reference_tf32")
+    assert note.kind == "precision" and "TRITON_F32_DEFAULT=ieee" in note.evidence and "input_precision" in note.fix
 
 
 def test_an_autograd_function_entry_is_placed_on_its_forward_never_on_torchs_apply() -> None:
@@ -867,3 +875,123 @@ def test_item_of_a_tensor_made_on_the_cpu_is_no_host_sync() -> None:
     assert not [f for f in audit_source(src, "k.py").findings if f.id == "host_sync"]
     dev = src.replace('device="cpu")\n    s = seed', 'device=x.device)\n    s = seed')
     assert [f.severity for f in audit_source(dev, "k.py").findings if f.id == "host_sync"] == ["P1"]
+
+
+# ---- issue 35: the audit's tiers (tier_rules.py, shared with run_validation) and the contract it assumed ------------
+def test_validator_and_audit_ask_one_module_for_the_tiers() -> None:
+    from pytorch_to_triton import tier_rules as tr
+    from pytorch_to_triton.worker import cases
+
+    assert cases.tier_of is tr.tier_of and cases.TITLES is tr.TITLES and cases.REQUIRE_KINDS == tr.REQUIRE_KINDS
+    assert tr.tier_of("weight", []) == tr.ROBUSTNESS and tr.tier_of("weight", ["layouts"]) == tr.CONTRACT
+    assert tr.tier_of(None, []) == tr.CONTRACT and tr.tier_of("empty", {"empty"}) == tr.CONTRACT
+
+
+def test_a_robustness_failure_is_reported_apart_and_a_required_kind_is_a_p0() -> None:
+    from pytorch_to_triton.audit.contract import Contract
+
+    aside = {"variant": "shape (0, 40)", "what": "crash", "kind": "empty", "detail": "RuntimeError: reshape"}
+    probed = {"probes": [{**_probe("sizes"), "aside": [aside]}], "entry_line": 7}
+    rep = weigh(AuditReport(file="k.py").finalize(), probed, repro=lambda p, v: f"repro {p}: {v}")
+    assert rep.counts["P0"] == 0 and not rep.findings and [r.check for r in rep.robustness] == ["probe_sizes_empty"]
+    r = rep.robustness[0]
+    assert r.case == "shape (0, 40)" and r.reproducer == "repro sizes: shape (0, 40)" and "numel() == 0" in r.fix
+    assert r.assumed == "assumed: batch >= 1 (default)" and rep.verdict.endswith("not robust to: empty dims")
+    req = weigh(AuditReport(file="k.py").finalize(), probed, repro=lambda p, v: "cmd",
+                contract=Contract(items=[("empty input handled", "f returns early on it")], require={"empty"}))
+    assert [(f.id, f.severity, f.line) for f in req.findings] == [("probe_sizes", "P0", 7)] and not req.robustness
+    assert req.findings[0].assumed.startswith("assumed: empty input handled (f returns early on it)")
+
+
+def test_the_contract_is_read_from_the_wrappers_and_call_sites_and_the_sidecar_wins(tmp_path: Path) -> None:
+    from pytorch_to_triton.audit.contract import for_source
+
+    src = (
+        "import torch\nimport triton\n\n\n@triton.jit\ndef k(x_ptr, w_ptr, n, BLOCK: tl.constexpr):\n    pass\n\n\n"
+        "def op(x, w):\n    assert x.dtype in (torch.float16, torch.bfloat16)\n    assert x.shape[-1] % 16 == 0\n"
+        "    w = w.contiguous()\n    if x.numel() == 0:\n        return x\n    rows, heads = x.shape[0], x.shape[1]\n"
+        "    k[(triton.cdiv(x.shape[-1], 128), rows)](x, w, x.numel(), BLOCK=128)\n    return x\n\n\n"
+        "def caller(a, b):\n    return op(a, b.contiguous())\n\n\ndef unused(x):\n    assert x.is_contiguous()\n")
+    c = for_source(src, "op")
+    assert ("x float16 or bfloat16", "op asserts it") in c.items and ("w contiguous", "op calls .contiguous()") in c.items
+    assert ("x.shape[-1] % 16 == 0", "op asserts it") in c.items and ("rows <= 65535", "grid dim 1 of k") in c.items
+    assert ("w contiguous", "caller passes .contiguous()") in c.items and "empty" in c.require
+    assert not any("is_contiguous" in what for what, _ in c.items)  # unused() is not reached from op
+    assert c.dtype == "float16"  # the entry's first argument admits no float32: the example runs in float16
+    line = c.line("layout")
+    assert line.startswith("assumed: x float16 or bfloat16 (op asserts it); ") and "unit last-dim stride (default)" \
+        in line
+    h = tmp_path / "h.py"
+    h.write_text('ENTRY = "op"\nCONTRACT = {"require": ["weight"], "assume": ["w is a view of a packed buffer"]}\n')
+    c2 = for_source(src, "op", {"require": ["lastdim"], "assume": ["rows <= 4096"]}, h)
+    assert c2.items[:2] == [("rows <= 4096", "stated in [audit] assume"), ("w is a view of a packed buffer",
+                                                                          "stated in h.py's CONTRACT")]
+    assert {"weight", "lastdim", "empty"} <= c2.require and "unit last-dim stride (default)" not in c2.line("layout")
+    with pytest.raises(UsageError, match="robustness kinds"):
+        parse_audit({"require": ["widths"]}, Path("ref.p2t.toml"))
+
+
+def test_a_wrapper_that_calls_contiguous_on_its_weight_is_clean_and_says_so(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{REL}/linear_contig_weight.py", harness=f"{REL}/harness_linear.py", compile=False)
+    assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0 and not rep.robustness, rep.markdown
+    assert "w contiguous (linear calls .contiguous())" in rep.contract
+    layout = next(p for p in rep.probes if p["name"] == "layout")
+    assert layout["ran"] and not layout["failures"] and not layout["aside"], layout
+
+
+def test_a_contract_bug_is_still_a_p0_with_the_contract_it_assumed(service) -> None:  # noqa: ANN001
+    rep = service.audit(path=f"{REL}/linear_contig_weight_bad.py", harness=f"{REL}/harness_linear.py", compile=False)
+    p0 = [f for f in rep.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_layout"] and "input 0 only" in p0[0].reproducer, rep.markdown
+    assert p0[0].assumed.startswith("assumed: w contiguous (linear calls .contiguous()); ")
+    assert "assumed: w contiguous (linear calls .contiguous())" in rep.markdown.lower()
+    out = _rerun(p0[0].reproducer)
+    assert out.returncode == 1, out.stdout + out.stderr[-1000:]
+
+
+def test_a_wrapper_that_asserts_a_dtype_runs_its_example_in_that_dtype(service) -> None:  # noqa: ANN001
+    """Without the contract the example ran in float32 and the entry's own dtype assert was a crash: a false P0."""
+    rep = service.audit(path=f"{REL}/scale_fp16_only.py", harness=f"{REL}/harness_scale2.py", compile=False)
+    assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0, rep.markdown
+    assert any(c.startswith("probes: scale2 at [6, 40] float16") for c in rep.checked), rep.checked
+    assert "x float16 (scale2 asserts it)" in rep.contract
+    plain = _run_repro("scale_fp16_only.py", "harness_scale2.py")  # the harness's own float32: refused by the assert
+    assert plain.returncode == 1 and "FAIL example" in plain.stdout, plain.stdout
+
+
+def test_an_empty_batch_failure_is_robustness_unless_the_sidecar_requires_it(tmp_path: Path, tmp_service) -> None:  # noqa: ANN001
+    import shutil
+
+    for name in ("rows_no_empty.py", "harness_rowsum.py"):
+        shutil.copy(FIX / name, tmp_path / name)
+    (tmp_path / "rows_no_empty.p2t.toml").write_text('[audit]\nharness = "harness_rowsum.py"\n')
+    rep = tmp_service.audit(path="rows_no_empty.py", compile=False)
+    assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0, rep.markdown
+    r = next(r for r in rep.robustness if r.check == "probe_sizes_empty")
+    assert r.case == "shape (0, 40)" and "batch >= 1 (default)" in r.assumed and "Robustness" in rep.markdown
+    out = subprocess.run(r.model_extra["reproducer"].replace("python", sys.executable, 1), shell=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "server")}, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 1 and "FAIL sizes: shape (0, 40)" in out.stdout, out.stdout + out.stderr[-800:]
+    (tmp_path / "rows_no_empty.p2t.toml").write_text('[audit]\nharness = "harness_rowsum.py"\nrequire = ["empty"]\n')
+    req = tmp_service.audit(path="rows_no_empty.py", compile=False)
+    p0 = [f for f in req.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_sizes"] and not req.robustness, req.markdown
+    assert "empty dims given by callers (required)" in p0[0].assumed
+
+
+def test_a_helper_class_modelnew_never_reaches_gets_notes_not_p0s(service) -> None:  # noqa: ANN001
+    """Issue 40, point 3: `new` has the assistant copy the problem's helper classes; NewGELU.forward (PyTorch compute,
+    no launch) was reported as no_kernel_launch and pytorch_compute P0s though ModelNew.forward never calls it."""
+    rep = service.audit(path=f"{REL}/kb_affine_unreached_helper.py", reference=f"{KB}/affine_reference.py",
+                        compile=False)
+    assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0, rep.markdown
+    notes = [f for f in rep.findings if f.function == "NewGELU.forward"]
+    assert {f.check for f in notes} == {"no_kernel_launch", "pytorch_compute"}, rep.markdown
+    assert all(f.severity == "P2" and f.why.startswith("note: NewGELU.forward is not reached") for f in notes)
+    from pytorch_to_triton.audit import audit_source
+
+    used = (FIX / "kb_affine_unreached_helper.py").read_text().replace(
+        "        out = torch.empty", "        x = NewGELU()(x)\n        out = torch.empty")
+    got = audit_source(used, "k.py", candidate=True)
+    assert {f.id for f in got.findings if f.severity == "P0"} == {"no_kernel_launch", "pytorch_compute"}

@@ -222,6 +222,8 @@ class AuditFinding(_Open):
     reproducer: str = Field("", description="a probe's failing input as one command (exits 1 while it fails)")
     probe: str = Field("", description="the probe whose failure this finding reports or confirms")
     accepted: str = Field("", description="in AuditResult.accepted: the sidecar's reason for the dispute")
+    assumed: str = Field("", description="the contract the finding was judged against, in one line ('assumed: w "
+                         "contiguous (wrapper calls .contiguous()); ...'): dispute it with [audit] require / assume")
 
     @model_validator(mode="before")
     @classmethod
@@ -258,6 +260,13 @@ class AuditResult(_Open):
         "findings disputed in the task sidecar ([audit] accept), with the reason; not counted"))
     runtime: dict[str, Any] = Field({}, description="the worker that ran the user code: device, versions, and "
                                     "`sandbox`, what confined it (references/sandbox.md)")
+    robustness: list[RobustnessFinding] = Field(default_factory=list, description=(
+        "probe failures on inputs outside the contract (a strided weight, a transposed view, an empty batch, odd "
+        "sizes where the example's are even, TF32 dots): named with the input (case), the fix, the reproducer and "
+        "the contract assumed; never P0/P1 (the same tiers as run_validation's robustness)"))
+    contract: list[str] = Field(default_factory=list, description=(
+        "the contract the audit judged against, line by line: stated ([audit] require/assume, the harness's "
+        "CONTRACT), read from the file's wrappers and call sites, or the tool's defaults"))
 
 
 class DocsReport(_Open):

@@ -406,15 +406,27 @@ class Service:
         """Five-category review of a Triton file: static suspects, confirmed by running the entry (probes), plus
         compiled facts on a GPU."""
         from .audit import Finding, audit_source, merge_compiled, render_markdown
+        from .audit.contract import for_source as contract_for
+        from .audit.contract import harness_entry
+        from .audit.probe_plan import plan as probe_plan
 
         src_path = self.source(path, code, "path" if code is None else "code")
         source = self.ws.read_source(src_path)
         if on_event:
             on_event("static analysis", 0, 2)
+        task_ref, side, side_err = self._audit_task(src_path, code, reference)
+        h = self.ws.resolve(harness, what="harness") if harness else None
+        p = probe_plan(src_path, self.ws.relative, h, task_ref, side.audit if side else None,
+                       side.path.parent if side else None, max(10.0, 0.8 * timeout_s))
+        entry = (p.args or {}).get("entry") or harness_entry(Path(p.args["harness"]) if p.args else None)
         # With a task reference the file is a benchmark candidate: its honesty checks are findings, not notes.
         # a file on disk: the kernels it imports from its own package are read too (inline code has no package)
-        report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None,
+        report = audit_source(source, self.ws.relative(src_path), candidate=reference is not None, entry=entry,
                               path=src_path if code is None else None, root=self.ws.root, name_of=self.ws.relative)
+        contract = contract_for(source, entry, side.audit if side else None,
+                                Path(p.args["harness"]) if p.args else None, side.require if side else None)
+        if p.args is not None and contract.dtype and not p.args.get("dtype") and p.args["harness"] != str(task_ref):
+            p.args["dtype"] = contract.dtype  # the entry admits only that dtype: the example runs in it
         compiled: list[dict[str, Any]] = []
         runtime: dict[str, Any] = {}  # of the worker that ran the file's code, when one did
         if compile and reference:
@@ -437,9 +449,7 @@ class Service:
         elif compile:
             report.not_checked.append("compiled analysis skipped: pass reference= (a task reference.py) so the kernel "
                                       "can be compiled for representative inputs on a GPU")
-        task_ref, side, side_err = self._audit_task(src_path, code, reference)
-        report = self._probe(report, src_path, harness, task_ref, side, probe, timeout_s, device, on_event, cancel,
-                             runtime)
+        report = self._probe(report, p, task_ref, side, probe, timeout_s, device, on_event, cancel, contract, runtime)
         if on_event:
             on_event("report", 2, 2)
         data = report.model_dump(mode="json")
@@ -476,17 +486,14 @@ class Service:
         except UsageError as e:  # a static audit still answers; the sidecar's error is said, not fatal here
             return task_ref, None, f"task sidecar ignored: {e}"
 
-    def _probe(self, report: Any, src_path: Path, harness: str | None, task_ref: Path | None,
-               side: sidecar.Sidecar | None, probe: bool, timeout_s: float, device: str | None,
-               on_event: OnEvent | None, cancel: threading.Event | None, runtime: dict[str, Any]) -> Any:
-        """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence.
-        `runtime` gets the worker's runtime when the probes ran and nothing ran the file before."""
+    def _probe(self, report: Any, p: Any, task_ref: Path | None, side: sidecar.Sidecar | None, probe: bool,
+               timeout_s: float, device: str | None, on_event: OnEvent | None, cancel: threading.Event | None,
+               contract: Any, runtime: dict[str, Any]) -> Any:
+        """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence,
+        tiered against the contract. `runtime` gets the worker's runtime when the probes ran and nothing ran the
+        file before."""
         from .audit.evidence import weigh
-        from .audit.probe_plan import plan
 
-        h = self.ws.resolve(harness, what="harness") if harness else None
-        p = plan(src_path, self.ws.relative, h, task_ref, side.audit if side else None,
-                 side.path.parent if side else None, max(10.0, 0.8 * timeout_s))
         if p.args is not None and side is not None and task_ref is not None and p.args["harness"] == str(task_ref):
             # A KernelBench task reference as the example call: the sizes its validation runs at (the worker reads
             # them only for that form).
@@ -496,9 +503,9 @@ class Service:
 
             p.args["sanitize_probes"] = suspect_probes(report)
         if not probe:
-            return weigh(report, None, "probe=false", accept=p.accept)
+            return weigh(report, None, "probe=false", accept=p.accept, contract=contract)
         if p.args is None:
-            return weigh(report, None, p.why_not, accept=p.accept)
+            return weigh(report, None, p.why_not, accept=p.accept, contract=contract)
         if on_event:
             on_event("probes", 1, 2)
         def fwd(msg: dict[str, Any]) -> None:
@@ -510,14 +517,15 @@ class Service:
         except WorkerError as e:
             if e.kind == "cancelled":
                 raise
-            return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept)
+            return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept,
+                         contract=contract)
         if not runtime:
             runtime.update(res.get("runtime") or {})
         if res.get("kernelbench") and isinstance(res.get("shape"), dict):
             p.args["shape"] = res["shape"]  # the reproducer runs at the very sizes the probes ran at
         report.checked.append(f"probes: {res.get('entry')} at {res.get('shape')} {res.get('dtype')} on "
                               f"{res.get('device')}; safety by {res.get('safety')}")
-        return weigh(report, res, repro=p.reproducer, accept=p.accept)
+        return weigh(report, res, repro=p.reproducer, accept=p.accept, contract=contract)
 
     # ---- fetch_triton_docs ----------------------------------------------------------------------
     def docs(
@@ -708,7 +716,10 @@ def _audit_summary(r: AuditResult) -> str:
     top = [f"- [{f.severity}] {f.category} line {f.line}: {f.check} - {f.why[:100]}" for f in r.findings[:8]]
     host = [f"host code: {len(r.host_code)} note(s), information only ({', '.join(sorted({f.check for f in r.host_code}))})"
             ] if r.host_code else []
-    return "\n".join([head, *top, *host, *(f"not checked: {n}" for n in r.not_checked)])
+    robust = [f"- not robust to {x.title}: {x.check} on {x.case}; fix: {x.fix[:100]}" for x in r.robustness]
+    assumed = next((f.assumed for f in r.findings if f.severity in ("P0", "P1") and f.assumed), "")
+    return "\n".join([head, *top, *([assumed] if assumed else []), *robust, *host,
+                      *(f"not checked: {n}" for n in r.not_checked)])
 
 
 def _plot(report: BenchmarkReport, path: Path, sweep: dict[str, Any] | None) -> str | None:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .schemas import CandidateReport
-
-CONTRACT = "contract"
+from .tier_rules import CONTRACT
 
 
 def _tier(case: Any) -> str:

@@ -14,6 +14,7 @@ from .host_checks import HostReader, check_host, exact_kernels, param_dtypes
 from .imports import Imported, follow, package_root
 from .kernel_checks import check_kernel
 from .model import AuditReport, Finding
+from .reach import demote, roots
 from .structure import FileModel
 
 FAILED = "static analysis failed on"
@@ -26,13 +27,16 @@ NOT_CHECKED = [
 
 
 def audit_source(source: str, filename: str = "<inline>", candidate: bool = False, path: Path | None = None,
-                 root: Path | None = None, name_of: Callable[[Path], str] | None = None) -> AuditReport:
+                 root: Path | None = None, name_of: Callable[[Path], str] | None = None,
+                 entry: str | None = None) -> AuditReport:
     """Audit Triton source statically (AST only; the code is never executed).
 
     `candidate`: the file is a benchmark candidate (audited with a task reference); a file that defines ModelNew
     is one too. Only a candidate's honesty checks are findings; otherwise they are host-code information.
     `path` (the file on disk) and `root` (the workspace): kernels the file imports from modules of its own package
-    are read and checked too (audit/imports.py), their findings on their own file; `name_of` names those files."""
+    are read and checked too (audit/imports.py), their findings on their own file; `name_of` names those files.
+    `entry`: the function the probes call (a harness's ENTRY); with it, or ModelNew.forward, code it never reaches
+    gets at most a note (reach.py)."""
     report = AuditReport(file=filename, checked=[c for c in CHECKS if c != "syntax_error"])
     try:
         tree = ast.parse(source, filename=filename)
@@ -79,6 +83,10 @@ def audit_source(source: str, filename: str = "<inline>", candidate: bool = Fals
     if unlaunched:
         report.not_checked.insert(0, f"no launch of {', '.join(unlaunched)} in this file: grid, stride, constexpr and "
                                      "honesty checks of its wrapper did not apply")
+    unreached = demote(report, model, entry, report.candidate)
+    if unreached:
+        report.not_checked.append(f"not reached from the entry ({', '.join(roots(model, entry)[:1])}), so at most "
+                                  f"notes: {', '.join(unreached[:12])}" + (" ..." if len(unreached) > 12 else ""))
     return report.finalize()
 
 

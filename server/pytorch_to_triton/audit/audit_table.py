@@ -7,6 +7,8 @@ entry = "softmax"              # the audited file's public function (default: th
 shape = [4, 1000]              # the example case (default: the harness's AUDIT_SHAPE or first SHAPES entry)
 dtype = "float32"
 accept = [{check = "masked_load_other", line = 42, reason = "lanes feed tl.dot; other= would change results"}]
+require = ["weight"]            # robustness kinds the callers DO give (tier_rules.AUDIT_KINDS): their failures are P0s
+assume = ["rows <= 65535"]      # contract lines you state; every finding's "assumed:" line shows them
 ```
 Checked here, in the server, without running anything (sidecar.py calls parse_audit).
 """
@@ -17,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..tier_rules import AUDIT_KINDS
 
-AUDIT_KEYS = ("harness", "entry", "shape", "dtype", "accept", "budget_s")
+AUDIT_KEYS = ("harness", "entry", "shape", "dtype", "accept", "budget_s", "require", "assume")
 ACCEPT_KEYS = ("check", "line", "reason")
 
 
@@ -46,6 +49,17 @@ def parse_audit(raw: Any, path: Path) -> dict[str, Any]:
         if not isinstance(raw["budget_s"], (int, float)) or not 1 <= raw["budget_s"] <= 3600:
             raise UsageError(f"{where}.budget_s must be seconds between 1 and 3600")
         out["budget_s"] = float(raw["budget_s"])
+    if "require" in raw:
+        r = raw["require"]
+        if not isinstance(r, list) or not all(isinstance(k, str) and k in AUDIT_KINDS for k in r):
+            raise UsageError(f"{where}.require must be a list of robustness kinds the callers give, among "
+                             f"{list(AUDIT_KINDS)}, e.g. require = [\"weight\", \"empty\"]")
+        out["require"] = list(dict.fromkeys(r))
+    if "assume" in raw:
+        a = raw["assume"]
+        if not isinstance(a, list) or not all(isinstance(x, str) and x.strip() for x in a):
+            raise UsageError(f"{where}.assume must be a list of sentences, e.g. assume = [\"rows <= 65535\"]")
+        out["assume"] = [x.strip() for x in a]
     accept = raw.get("accept", [])
     if not isinstance(accept, list):
         raise UsageError(f"{where}.accept must be a list: accept = [{{check = \"...\", line = 42, reason = \"...\"}}]")

@@ -8,6 +8,9 @@ weigh() takes the static report (audit_source) and what the probes saw (worker/p
   such as `other=` on lanes that feed a tl.dot changes results, and nothing showed it is needed);
 - a suspect whose probe failed on another line is P2 "verify: may cause ..." (unconfirmed: the failure is already a
   finding of its own on its line);
+- a failure on an input outside the contract (audit/contract.py: the tiers of tier_rules.py, shared with
+  run_validation) is a robustness finding, reported apart with its input and fix, never a P0/P1; where the contract
+  says the callers give such inputs it is a P0; every finding says the contract it assumed (`assumed`);
 - findings the task sidecar disputes (`[audit] accept = [{check, line, reason}]`) move to `accepted` with the reason.
 Findings about cost (P1 performance) and honesty checks keep their static severity, except a per-call constexpr
 (`constexpr_recompile`): the probes record the values each constexpr took across their sizes, so one that stayed
@@ -22,8 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import tier_rules as tr
+from .contract import Contract
 from .hypotheses import hypothesis
-from .model import AuditReport, Finding
+from .model import AuditReport, Finding, Robustness
 from .sanitizer_evidence import weigh_sanitizer
 
 CATEGORY = {"example": "correctness", "repeat": "correctness", "layout": "memory_access", "rows": "correctness",
@@ -96,8 +101,10 @@ def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, r
 
 
 def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "", repro: Repro | None = None,
-          accept: list[dict[str, Any]] | None = None) -> AuditReport:
-    """Set every finding's severity from the probes' evidence; apply the sidecar's accepted disputes."""
+          accept: list[dict[str, Any]] | None = None, contract: Contract | None = None) -> AuditReport:
+    """Set every finding's severity from the probes' evidence, tiered against the contract (P0/P1 from contract
+    inputs only; failures outside it go to report.robustness); apply the sidecar's accepted disputes."""
+    contract = contract or Contract()
     probes = list((probed or {}).get("probes", []))
     report.probes = probes
     if probed is None:
@@ -148,10 +155,18 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
     if probed is not None:
         _weigh_recompiles(report, probed)
         _weigh_unrun_syncs(report, probed)
-        _aside_notes(report, probes, repro)
-        weigh_sanitizer(report, probed, repro)  # compute-sanitizer's findings and verdicts (GPU), or its stand-in
+        _robustness(report, probes, repro, contract, int(probed.get("entry_line") or 0))
+        robust = frozenset(r["variant"] for p in probes for r in p.get("aside") or []
+                           if tr.tier_of(r.get("kind") or "structure", contract.require) != tr.CONTRACT)
+        weigh_sanitizer(report, probed, repro, robust)  # compute-sanitizer's findings and verdicts (GPU), or its stand-in
+    for f in report.findings:
+        if f.severity != "info":
+            f.assumed = contract.line(f.probe)
+    report.contract = contract.summary()
     _accept(report, accept or [])
     report.finalize()
+    if report.robustness:
+        report.verdict += "; not robust to: " + ", ".join(dict.fromkeys(r.title for r in report.robustness))
     suspects = sum(f.severity == "P2" and f.why.startswith("verify:") and hypothesis(f.id) is not None
                    for f in report.findings)
     if suspects and not report.counts["P0"]:
@@ -161,43 +176,53 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
     return report
 
 
-def _aside_notes(report: AuditReport, probes: list[dict[str, Any]], repro: Repro | None) -> None:
-    """One P2 per probe and kind of failure on inputs its callers seldom give (worker/probes.py, Probe.aside)."""
-    whys = {
-        "parity": ("verify: fails only at odd sizes of a dimension the example has even: if the entry requires even "
-                   "sizes (halves, rotate-half pairs), say so with an assert at its top; if odd sizes are valid "
-                   "input, mask the odd tail", "assert the size is even in the entry (a clear error), or handle the "
-                   "odd tail"),
-        "1d": ("verify: fails only when a 1-D tensor (a weight or bias) is a strided view; if callers can pass one, "
-               "pass its stride to the kernel or call .contiguous() on it", "weight = weight.contiguous() in the "
-               "entry (free for a dense parameter), or pass weight.stride(0)"),
-        "weight": ("verify: fails only when a tensor that does not carry the batch (a weight, a packed buffer, a "
-                   "table, an output buffer) is a non-contiguous view, while the inputs that carry the batch pass; "
-                   "its callers usually pass it dense (a Parameter, a fresh allocation): if they can pass a view, "
-                   "assert its contiguity in the entry or pass its strides",
-                   "assert w.is_contiguous() in the entry (a clear error), or pass its strides to the kernel"),
-        "tf32": ("verify: the fp32 result differs from the reference at TF32 precision, and agrees once the kernel's "
-                 "fp32 tl.dot runs in IEEE (TRITON_F32_DEFAULT=ieee): TF32 is Triton's default for fp32 dots; if "
-                 "callers need fp32 accuracy (it replaces an IEEE matmul), pass input_precision=\"ieee\" (about half "
-                 "the dot throughput on an H200); for bf16/fp16 inputs it changes nothing",
-                 'tl.dot(a, b, input_precision="ieee") where fp32 accuracy is the contract'),
-        "lastdim": ("verify: right for any row stride, wrong when the last dimension itself is strided (a transposed "
-                    "view): the kernel assumes a unit last-dim stride, Triton's usual contract; if callers can pass "
-                    "such a view, assert x.stride(-1) == 1 in the entry or call .contiguous()",
-                    "assert x.stride(-1) == 1 (a clear error), or x = x.contiguous() when it is not"),
-    }
+# The check name of a robustness kind per probe, as audit-guide.md documents it (kept from issue 26's P2 notes).
+SUFFIX = {"structure": "parity", "precision": "tf32"}
+WHYS = {
+    "structure": "fails only at odd sizes of a dimension the example has even, the even size next to it passing: if "
+                 "the entry requires even sizes (halves, rotate-half pairs), say so with an assert at its top; if odd "
+                 "sizes are valid input, mask the odd tail",
+    "1d": "fails only when a 1-D tensor (a weight or bias) is a strided view; callers of such entries pass "
+          "parameters, which are dense",
+    "weight": "fails only when a tensor that does not carry the batch (a weight, a packed buffer, a table, an output "
+              "buffer) is a non-contiguous view, while the inputs that carry the batch pass; its callers usually pass "
+              "it dense (a Parameter, a fresh allocation)",
+    "precision": "the fp32 result differs from the reference at TF32 precision, and agrees once the kernel's fp32 "
+                 "tl.dot runs in IEEE (TRITON_F32_DEFAULT=ieee): TF32 is Triton's default for fp32 dots; it matters "
+                 "only where callers need fp32 accuracy (it replaces an IEEE matmul): about half the dot throughput on "
+                 "an H200 for IEEE; for bf16/fp16 inputs it changes nothing",
+    "lastdim": "right for any row stride, wrong when the last dimension itself is strided (a transposed view): the "
+               "kernel assumes a unit last-dim stride, Triton's usual contract",
+    "empty": "fails only on an empty batch (a dimension of 0), which the contract does not give",
+}
+
+
+def _robustness(report: AuditReport, probes: list[dict[str, Any]], repro: Repro | None, contract: Contract,
+                entry_line: int = 0) -> None:
+    """Each probe's failures on inputs outside the default contract (worker/probes.py, Probe.aside), tiered against
+    the contract (tier_rules.py): robustness findings reported apart, one per probe and kind; a P0 where the contract
+    says the callers give such inputs (`[audit] require`, an early return on empty input...)."""
     for p in probes:
         by_kind: dict[str, list[dict[str, Any]]] = {}
         for r in p.get("aside") or []:
-            by_kind.setdefault(r.get("kind", "parity"), []).append(r)
+            by_kind.setdefault(r.get("kind") or "structure", []).append(r)
         for kind, recs in by_kind.items():
             first = recs[0]
-            why, fix = whys.get(kind, whys["parity"])
             seen = "; ".join(f"{r['variant']} ({r['what'][:60]})" for r in recs[:3])
-            report.findings.append(Finding(
-                id=f"probe_{p['name']}_{kind}", category="correctness", severity="P2", file=report.file, line=0,
-                evidence=f"{seen}; {first.get('detail', '')}"[:600], why=why, fix=fix,
-                reproducer=repro(p["name"], first["variant"]) if repro else "", probe=p["name"]))
+            check = f"probe_{p['name']}_{SUFFIX.get(kind, kind)}"
+            cmd = repro(p["name"], first["variant"]) if repro else ""
+            if tr.tier_of(kind, contract.require) == tr.CONTRACT:
+                report.findings.append(Finding(
+                    id=f"probe_{p['name']}", category=CATEGORY.get(p["name"], "correctness"),  # type: ignore[arg-type]
+                    severity="P0", file=report.file, line=entry_line, evidence=f"{seen}; {first.get('detail', '')}"[:600],
+                    why=f"probe {p['name']} failed on {first['variant']}: {first['what']}; the contract says callers "
+                        f"give {tr.title(kind)}", fix=tr.fix(kind) or FIX.get(p["name"], ""), reproducer=cmd,
+                    probe=p["name"]))
+                continue
+            report.robustness.append(Robustness(
+                kind=kind, title=tr.title(kind), check=check, message=f"{first['variant']}: {first['what']}. "
+                f"{WHYS.get(kind, '')}"[:600], case=first["variant"], evidence=f"{seen}; {first.get('detail', '')}"[:600],
+                fix=tr.fix(kind), reproducer=cmd, assumed=contract.line(kind=kind)))
 
 
 SYNC_CHECKS = ("host_sync", "device_assert_sync")

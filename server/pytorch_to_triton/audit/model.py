@@ -29,6 +29,22 @@ class Finding(BaseModel):
     probe: str = ""
     # The assistant's recorded dispute ([audit] accept in the task sidecar): the reason, shown and journalled.
     accepted: str = ""
+    # Issue 35: the contract the finding was judged against, in one line a user can dispute ([audit] require/assume).
+    assumed: str = ""
+
+
+class Robustness(BaseModel):
+    """A probe failure on an input outside the contract (tier_rules.py): reported apart, never a P0/P1."""
+
+    kind: str  # the robustness kind (tier_rules.AUDIT_KINDS): what [audit] require names to make it contract
+    title: str
+    check: str  # probe_<name>_<kind>, as audit-guide.md names it
+    message: str
+    case: str = ""  # the failing variant (the reproducer's --only)
+    evidence: str = ""
+    fix: str = ""
+    reproducer: str = ""
+    assumed: str = ""
 
 
 class AuditReport(BaseModel):
@@ -49,6 +65,9 @@ class AuditReport(BaseModel):
     # Issue 26: what each probe ran and saw (worker/probes.py), and the findings disputed with a reason.
     probes: list[dict[str, Any]] = []
     accepted: list[Finding] = []
+    # Issue 35: failures on inputs outside the contract (reported apart), and the contract itself, line by line.
+    robustness: list[Robustness] = []
+    contract: list[str] = []
 
     def finalize(self) -> AuditReport:
         """Sort findings, count them and write the verdict."""

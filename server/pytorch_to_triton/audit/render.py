@@ -32,12 +32,22 @@ def render_markdown(report: AuditReport) -> str:
         if f.evidence:
             out += [f"Evidence: `{f.evidence.replace('`', chr(39))}`", ""]
         out += [f"Why: {f.why}", "", f"Fix: {f.fix}", ""]
+        if f.assumed and f.severity in ("P0", "P1"):
+            out += [f"{f.assumed[0].upper()}{f.assumed[1:]} (dispute it: [audit] require / assume in the sidecar)", ""]
         if f.reproducer:
             out += ["Reproduce (exits 1 while it fails):", "", "```sh", f.reproducer, "```", ""]
         if f.snippet:
             out += ["```python", f.snippet, "```", ""]
     if not report.findings:
         out += ["Nothing to fix.", ""]
+    if report.robustness:  # failures on inputs outside the contract: reported apart, never P0/P1 (issue 35)
+        out += ["### Robustness (inputs outside the contract; not counted)", ""]
+        for r in report.robustness:
+            out += [f"- `{r.check}` ({r.title}) on {r.case}: {r.message[:300]} Fix: {r.fix} {r.assumed}"]
+            if r.reproducer:
+                out += [f"  Reproduce: `{r.reproducer}`"]
+        out += ["", "A `[audit] require = [\"<kind>\"]` in the sidecar says the callers do give such inputs: their "
+                "failures are then P0s.", ""]
     out += [SECTIONS[3], ""]
     if report.host_code:  # honesty checks of a file that is not a benchmark candidate: information only
         out += ["Information about the host code (this file is not audited as a benchmark candidate, so these are "
@@ -51,6 +61,8 @@ def render_markdown(report: AuditReport) -> str:
         out.append("Nothing noted." if not report.candidate else
                    "Audited as a benchmark candidate: honesty checks are in the findings above.")
     out += ["", SECTIONS[4], ""]
+    if report.contract:
+        out += ["The contract judged against (what the entry's callers give): " + "; ".join(report.contract), ""]
     for cid in report.checked:
         check = lookup(cid)
         out.append(f"- `{cid}`: {check.title}" if check else f"- `{cid}`")

@@ -43,14 +43,16 @@ def suspect_probes(report: AuditReport) -> list[str]:
     return out
 
 
-def contract(variant: str) -> bool:
-    """Is the variant ("PROBE: LABEL") an input the callers give? The example call is; a variant of a probe whose
-    failures evidence.py counts as P0 evidence is treated as one."""
+def contract(variant: str, robust: frozenset[str] = frozenset()) -> bool:
+    """Is the variant ("PROBE: LABEL") an input the callers give? The example call is; a variant the probes set
+    aside as robustness against the contract (evidence.py, tier_rules.py) is not; any other variant of a probe whose
+    failures evidence.py counts as P0 evidence is."""
     probe = variant.split(":", 1)[0]
-    return variant.startswith("example:") or probe not in WEAK
+    return variant.startswith("example:") or (probe not in WEAK and variant not in robust)
 
 
-def weigh_sanitizer(report: AuditReport, probed: dict[str, Any], repro: Repro | None = None) -> None:
+def weigh_sanitizer(report: AuditReport, probed: dict[str, Any], repro: Repro | None = None,
+                    robust: frozenset[str] = frozenset()) -> None:
     """Add the sanitizer's findings and verdicts to a report weighed from the probes (evidence.weigh calls it)."""
     san = probed.get("sanitizer") or {}
     if probed.get("device") != "cuda":
@@ -74,7 +76,7 @@ def weigh_sanitizer(report: AuditReport, probed: dict[str, Any], repro: Repro | 
             errors.setdefault(variant, []).append({**e, "tool": tool})
             failed = _failure_of(report, variant)
             if failed is None:
-                _finding(report, tool, e, probed, repro)
+                _finding(report, tool, e, probed, repro, robust)
             elif not _claims_oob(failed) and id(failed) not in annotated:  # (an out-of-bounds claim gets a verdict)
                 annotated.add(id(failed))
                 failed.evidence = f"{failed.evidence} | behind it, {_said(tool, e)}"[:800]
@@ -134,12 +136,13 @@ def _said(tool: str, e: dict[str, Any]) -> str:
                                                                      e.get("count", 1) > 1 else "")
 
 
-def _finding(report: AuditReport, tool: str, e: dict[str, Any], probed: dict[str, Any], repro: Repro | None) -> None:
+def _finding(report: AuditReport, tool: str, e: dict[str, Any], probed: dict[str, Any], repro: Repro | None,
+             robust: frozenset[str] = frozenset()) -> None:
     variant = e.get("variant") or "example: example"
     probe, _, label = variant.partition(": ")
     file, line = _where(e, report, probed)
     said = _said(tool, e)
-    on_contract = contract(variant)
+    on_contract = contract(variant, robust)
     cmd = (repro(probe, label) if repro else "")
     cmd = f"PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool {tool} --error-exitcode 1 {cmd}" if cmd else ""
     report.findings.append(Finding(

@@ -25,26 +25,14 @@ from typing import Any, NamedTuple
 
 import torch
 
+from .. import tier_rules as tr
 from .. import value_recipes
 from . import sizes as sz
 from .nest import tensors as _tensors
 from .tasks import TaskError, dtype_from_name
 
-CONTRACT, ROBUSTNESS = "contract", "robustness"
-# What `require` may name (args["require"], the sidecar, strict=true = all four); "all_triton" is read elsewhere.
-REQUIRE_KINDS = ("layouts", "empty", "nan", "extreme")
-TITLES = {"layouts": "non-contiguous input", "empty": "empty dims", "nan": "NaN/inf input",
-          "extreme": "extreme magnitudes"}
-FIXES = {
-    "layouts": "call .contiguous() on the inputs in the wrapper (it costs nothing on contiguous input), or pass "
-               "the strides into the kernel (stride_* arguments) instead of indexing rows by row * n_cols",
-    "empty": "return early when x.numel() == 0 (an empty output of the right shape): triton.next_power_of_2(0) "
-             "is 0 and tl.arange(0, 0) does not compile",
-    "nan": "propagate NaN: tl.maximum/tl.minimum drop it (tl.maximum(nan, 0) is 0); use "
-           "tl.where(x != x, x, tl.maximum(x, 0.0)), and keep masked 'other' values out of the result",
-    "extreme": "subtract the row max before exp, accumulate in fp32, and avoid forming x * x or exp(x) of large "
-               "values before they are scaled",
-}
+# The tiers and their kinds have one home, shared with audit_kernel (tier_rules.py); re-exported for the worker.
+CONTRACT, ROBUSTNESS, REQUIRE_KINDS, TITLES, FIXES = tr.CONTRACT, tr.ROBUSTNESS, tr.REQUIRE_KINDS, tr.TITLES, tr.FIXES
 LAYOUTS = ("transposed", "strided")  # layout_variants' names
 NAN_POSITIONS, INF_POSITIONS = 3, 2
 EXTREME_SCALE = 1e4  # |x| ~ 1e4: exp(x) overflows without the max subtracted; x * x stays inside fp32
@@ -69,9 +57,7 @@ def case_seed(args: dict[str, Any], name: str, dtype: torch.dtype, trial: int = 
     return (int(args.get("seed", 0)) * 1_000_003 + zlib.crc32(f"{name}:{dtype}".encode()) + trial) % 2**31
 
 
-def tier_of(kind: str | None, require: set[str]) -> str:
-    """contract for the problem's own cases and for a required kind; robustness otherwise."""
-    return CONTRACT if kind is None or kind in require else ROBUSTNESS
+tier_of = tr.tier_of
 
 
 class Spec(NamedTuple):

@@ -10,6 +10,13 @@ a reproducer names (`--only LABEL`). Tiers, cheapest first, all small enough for
 - sentinel: a quarter of the integer entries set to the entry's own sentinel default (ignore_index=-100 ...);
 - magnitude: values x100 (softmax/exp overflow) and shifted by -120 (exp underflow to 0, log(0) = -inf).
 
+Tiers (tier_rules.py, shared with run_validation): every variant here is the callers' kind of input (contract) unless
+its failure shows it is one of the robustness kinds, which probes.py records per failure (Probe.aside): a strided 1-D
+tensor (STRIDED_1D: "1d"), a failure only through a tensor that does not carry the batch ("weight"), only with a
+strided last dimension while ROW_STRIDED passes ("lastdim"), only at an odd size the example has even ("structure"),
+only at a batch of 0 (has_empty: "empty"), only with TF32 dots ("precision"). The server's audit/evidence.py tiers
+them against the contract (audit/contract.py).
+
 A KernelBench-form task (kb_* below) has no case shape: its sizes are module-level constants (sizes.py), and the
 rows and sizes probes move those, never the tensors' shapes. The sizes probe moves one varied constant at a time
 (the batch-like first one also to 0), the sizes computed from it follow, and a variant the reference rejects as it
@@ -160,6 +167,12 @@ def boundary_shapes(shape: Any) -> dict[str, Any]:
     # the empty and single sizes of every dimension first: they are the cheapest and the likeliest to crash
     ranked = sorted(out.items(), key=lambda kv: (0 in _sizes(kv[1]) and 1 or 2, _numel(kv[1])))
     return dict(ranked[:MAX_SIZE_VARIANTS])
+
+
+def has_empty(shape: Any) -> bool:
+    """A case shape (tuple, or dict of sizes) with a dimension of 0."""
+    sizes = shape.values() if isinstance(shape, dict) else shape if isinstance(shape, (tuple, list)) else ()
+    return any(isinstance(s, int) and s == 0 for s in sizes)
 
 
 def moved_dim(example: Any, shape: Any) -> tuple[Any, int, int] | None:

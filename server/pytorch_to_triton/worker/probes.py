@@ -143,9 +143,12 @@ class Probe:
     failures: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     not_run: str = ""
-    # Failures on inputs the entry accepts but its callers seldom give, each with its `kind`: "parity" (only at an
-    # odd size where the example's is even, the even size next to it passing: GEGLU's halves, rotate-half RoPE) and
-    # "1d" (only with a strided 1-D tensor, a weight or bias its callers pass dense). Verify notes (P2), never P0.
+    # Failures on inputs outside the default contract, each with its robustness `kind` (tier_rules.py): "structure"
+    # (only at an odd size where the example's is even, the even size next to it passing: GEGLU's halves,
+    # rotate-half RoPE), "1d" (only with a strided 1-D tensor), "weight" (only through a tensor that does not carry
+    # the batch), "lastdim" (only with a strided last dim), "precision" (TF32 dots), "empty" (a batch of 0). The
+    # server (audit/evidence.py) tiers them against the contract: robustness findings, or P0s where the contract
+    # says the callers give such inputs.
     aside: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -588,7 +591,12 @@ class Prober:
                 continue
             if self._parity_only(p, label, shape, v, got):
                 continue
+            mark = len(p.failures)
             self.judge(p, label, v, got, refusal_ok=True)
+            if len(p.failures) > mark and pi.has_empty(shape):  # a batch of 0: robustness unless the contract says
+                rec = p.failures.pop()
+                p.aside.append({**rec, "kind": "empty",
+                                "detail": rec.get("detail") or rec.get("error") or "an empty dimension"})
 
     def _parity_only(self, p: Probe, label: str, shape: Any, inputs: list[Any], got: Outcome) -> bool:
         """A failure (not an out-of-bounds access) at an odd size of a dimension the example has even, when the even
@@ -619,7 +627,7 @@ class Prober:
         what = f"{type(got.error).__name__}: {str(got.error)[:160]}" if got.error is not None else \
             "non-finite output"
         p.ran.append(label)
-        p.aside.append({"kind": "parity", "variant": label, "what": what, "detail": f"the even size next to it passes "
+        p.aside.append({"kind": "structure", "variant": label, "what": what, "detail": f"the even size next to it passes "
                         f"(shape {twin})"})
         p.notes.append(f"{label}: fails ({what[:80]}) at an odd size where the example's is even; {twin} passes")
         return True
@@ -779,7 +787,7 @@ class Prober:
             again = self._ieee_dots(lambda: self.call(x))
             if again is not None and again.outputs is not None and \
                     not _mismatch_each(again.outputs, ref.outputs, tols):
-                p.aside.append({"kind": "tf32", "variant": label, "what": "differs from the reference", "detail":
+                p.aside.append({"kind": "precision", "variant": label, "what": "differs from the reference", "detail":
                                 f"{diff}; with the fp32 tl.dot in IEEE (TRITON_F32_DEFAULT=ieee) the outputs agree: "
                                 "the difference is TF32's, Triton's default precision for fp32 dots"})
                 return
@@ -1120,6 +1128,8 @@ def main(argv: list[str] | None = None) -> int:
                       "dtype": a.dtype, "only": a.only, "budget_s": 1e9, "mark": a.mark, "sanitizer": False},
                      setup())
     failures = [(p["name"], f) for p in res["probes"] for f in p["failures"]]
+    if a.only:  # one variant asked for: it fails whatever its tier (a robustness finding's reproducer too)
+        failures += [(p["name"], f) for p in res["probes"] for f in p.get("aside") or []]
     for name, f in failures:  # a person's terminal, not the MCP channel
         print(f"FAIL {name}: {f['variant']}: {f['what']} {f.get('detail') or f.get('error', '')}")
     if not failures:

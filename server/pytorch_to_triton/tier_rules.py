@@ -1,0 +1,77 @@
+"""The two tiers, one notion for run_validation and audit_kernel (references/task-format.md, "Tiers"; issue 35).
+
+- contract: what the callers give (the problem's own inputs; for an audited library file, the inputs its wrappers
+  and call sites admit). pass/fail, and an audit's P0/P1, come from contract inputs alone.
+- robustness: inputs the reference accepts but the callers never give. A failure there is a named finding with its
+  input and its fix, reported beside the verdict, never a failure of the verdict and never an audit P0.
+
+A robustness input has a kind. The validator builds four (layouts, empty, nan, extreme); the audit's probes see
+finer ones (a strided weight, a strided last dimension, a size that breaks the example's parity, TF32 dots), each a
+sub-kind of a broader one (PARENT): requiring the broad kind (`require = ["layouts"]`, strict) requires its sub-kinds
+too. Pure Python: the server (no torch) and the worker (no pydantic) both import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+CONTRACT, ROBUSTNESS = "contract", "robustness"
+# What the validator's `require` may name (the sidecar, args["require"], strict=true = all four).
+REQUIRE_KINDS = ("layouts", "empty", "nan", "extreme")
+# The audit's finer kinds (probe variants outside the default contract) and the broad kind each belongs to.
+PARENT = {"weight": "layouts", "lastdim": "layouts", "1d": "layouts", "structure": "structure",
+          "precision": "precision"}
+AUDIT_KINDS = (*REQUIRE_KINDS, *PARENT)
+TITLES = {"layouts": "non-contiguous input", "empty": "empty dims", "nan": "NaN/inf input",
+          "extreme": "extreme magnitudes",
+          "weight": "a non-contiguous weight or buffer (a tensor that does not carry the batch)",
+          "lastdim": "a strided last dimension (a transposed view)",
+          "1d": "a strided 1-D weight or bias",
+          "structure": "sizes that break the example's structure (odd where it is even)",
+          "precision": "fp32 accuracy from fp32 dots (IEEE where Triton's default is TF32)"}
+FIXES = {
+    "layouts": "call .contiguous() on the inputs in the wrapper (it costs nothing on contiguous input), or pass "
+               "the strides into the kernel (stride_* arguments) instead of indexing rows by row * n_cols",
+    "empty": "return early when x.numel() == 0 (an empty output of the right shape): triton.next_power_of_2(0) "
+             "is 0 and tl.arange(0, 0) does not compile",
+    "nan": "propagate NaN: tl.maximum/tl.minimum drop it (tl.maximum(nan, 0) is 0); use "
+           "tl.where(x != x, x, tl.maximum(x, 0.0)), and keep masked 'other' values out of the result",
+    "extreme": "subtract the row max before exp, accumulate in fp32, and avoid forming x * x or exp(x) of large "
+               "values before they are scaled",
+    "weight": "assert w.is_contiguous() in the entry (a clear error), or pass its strides to the kernel",
+    "lastdim": "assert x.stride(-1) == 1 in the entry (a clear error), or x = x.contiguous() when it is not",
+    "1d": "weight = weight.contiguous() in the entry (free for a dense parameter), or pass weight.stride(0)",
+    "structure": "assert the size is even in the entry (a clear error), or handle the odd tail",
+    "precision": 'tl.dot(a, b, input_precision="ieee") where fp32 accuracy is the contract',
+}
+# What the audit assumes of its callers when neither the file, the harness nor the sidecar says otherwise: one
+# line per robustness kind, said in every finding's "assumed:" line so a user can dispute it (`[audit] require`).
+DEFAULT_ASSUMED = {
+    "weight": "tensors that do not carry the batch (weights, buffers, outputs) dense",
+    "lastdim": "unit last-dim stride",
+    "1d": "1-D weights and biases dense",
+    "structure": "sizes keep the example's parity",
+    "precision": "fp32 tl.dot at TF32 (Triton's default)",
+    "empty": "batch >= 1",
+}
+
+
+def covers(require: Iterable[str], kind: str) -> bool:
+    """The kind, or the broad kind it belongs to, is required (made contract)."""
+    req = set(require)
+    return kind in req or PARENT.get(kind, kind) in req
+
+
+def tier_of(kind: str | None, require: Iterable[str]) -> str:
+    """contract for the callers' own inputs (kind None) and for a required kind; robustness otherwise."""
+    return CONTRACT if kind is None or covers(require, kind) else ROBUSTNESS
+
+
+def title(kind: str) -> str:
+    """What a report calls a robustness kind."""
+    return TITLES.get(kind, TITLES.get(PARENT.get(kind, ""), kind))
+
+
+def fix(kind: str) -> str:
+    """The usual fix of a failure of that kind."""
+    return FIXES.get(kind, FIXES.get(PARENT.get(kind, ""), ""))

@@ -1,0 +1,28 @@
+# label: good
+# y = x @ w.T row by row: x read through its strides, the weight made dense by the wrapper (w.contiguous()), so a
+# strided weight is no problem at all; the contract read from the wrapper says so ("w contiguous (linear calls
+# .contiguous())"), and no layout variant fails.
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def linear_rows(x_ptr, w_ptr, y_ptr, sxm, sxk, n_out, k_in, BN: tl.constexpr, BK: tl.constexpr):
+    m = tl.program_id(0)
+    ks = tl.arange(0, BK)
+    x = tl.load(x_ptr + m * sxm + ks * sxk, mask=ks < k_in, other=0.0)
+    for n0 in range(0, n_out, BN):
+        ns = n0 + tl.arange(0, BN)
+        w = tl.load(w_ptr + ns[:, None] * k_in + ks[None, :], mask=(ns[:, None] < n_out) & (ks[None, :] < k_in),
+                    other=0.0)
+        tl.store(y_ptr + m * n_out + ns, tl.sum(w * x[None, :], axis=1), mask=ns < n_out)
+
+
+def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    m, k = x.shape
+    w = w.contiguous()
+    n = w.shape[0]
+    y = torch.empty(m, n, device=x.device, dtype=x.dtype)
+    linear_rows[(m,)](x, w, y, x.stride(0), x.stride(1), n, k, BN=16, BK=triton.next_power_of_2(k))
+    return y
