@@ -318,6 +318,23 @@ def test_exec_follows_the_compiler_triton_resolves(box: Box) -> None:
     assert f"C compiler {os.path.realpath(cc)} (+" in rep["runtime"]["sandbox"], rep["runtime"]["sandbox"]
 
 
+def test_a_compiler_named_by_a_script_is_replaced_and_the_launcher_builds(box: Box) -> None:
+    """CC names a shell wrapper (the GPU image's CC=/opt/gcc/bin/gcc is one: a confined Triton 3.6 launch was refused
+    it on the H100, 2026-12-06): no shell may run, so the worker names the gcc on PATH in CC before confinement and
+    Triton's own build function compiles through it."""
+    wrapper = box.root / "wrapped" / "bin" / "gcc"
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text('#!/bin/sh\nexec gcc "$@"\n')
+    wrapper.chmod(0o755)
+    for f in SANDBOX_FIXTURES.glob("*.py"):
+        shutil.copy(f, box.ws / f.name)
+    rep = _cli(box, "reference.py", "launcher_build.py", "good.py", env={**box.env, "CC": str(wrapper)})
+    built, good = rep["candidates"]
+    assert built["ok"] and good["ok"], (_error_text(built) + _error_text(good))[:2000]
+    summary = rep["runtime"]["sandbox"]
+    assert f"CC {wrapper} is a script" in summary and str(wrapper) + " (+" not in summary, summary
+
+
 def test_policy_grants_no_home_and_writes_only_scratch_and_caches(tmp_path: Path) -> None:
     """The ruleset itself (no process is confined here): home and / are never granted, writes go to three places."""
     from pytorch_to_triton.worker import sandbox

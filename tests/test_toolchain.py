@@ -100,11 +100,17 @@ def test_the_ruleset_lets_exactly_the_resolved_compilers_run(tmp_path: Path) -> 
     assert not any(pol.rules[d] & sandbox.WRITE_FILE for d in real.read_dirs if d in pol.rules)
 
 
-def test_a_compiler_that_is_a_script_is_named_not_allowed_a_shell(tmp_path: Path) -> None:
-    """A CC that is a shell script would need /bin/sh, which the sandbox never runs: the summary says so."""
+def test_a_compiler_that_is_a_script_is_replaced_by_a_real_one_never_a_shell(tmp_path: Path) -> None:
+    """A CC that is a shell script (the GPU image's CC=/opt/gcc/bin/gcc, seen 2026-12-06 on the H100) would need
+    /bin/sh, which the sandbox never runs: the worker names a real compiler on PATH in CC instead, and says so; with
+    none on PATH the script stays refused and the summary says why."""
     script = tmp_path / "gcc"
     script.write_text("#!/bin/sh\nexec /usr/bin/gcc \"$@\"\n")
     script.chmod(0o755)
     tc = toolchain.resolve({"PATH": os.environ["PATH"], "CC": str(script)})
     assert "is a script" in tc.describe() and "/bin/sh" not in tc.executables()
+    assert str(script) not in tc.executables()
+    assert tc.env["CC"] == tc.c_compiler == os.path.realpath(shutil.which("gcc")), tc
+    alone = toolchain.resolve({"PATH": str(tmp_path), "CC": str(script)})
+    assert alone.c_compiler == str(script) and not alone.env and "no other compiler is on PATH" in alone.describe()
 

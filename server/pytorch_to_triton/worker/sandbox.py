@@ -188,9 +188,10 @@ def _exec_paths(tools: toolchain.Toolchain) -> list[str]:
     try:
         import importlib.util
 
-        spec = importlib.util.find_spec("triton")
-        if spec is not None and spec.origin:
-            found.append(os.path.join(os.path.dirname(spec.origin), "backends"))  # ptxas, cuobjdump, nvdisasm
+        for pkg, sub in (("triton", "backends"), ("torch", "bin")):  # ptxas, cuobjdump, nvdisasm: Triton's own;
+            spec = importlib.util.find_spec(pkg)  # torch's CUDA 13 wheels ship a ptxas that Triton is pointed at
+            if spec is not None and spec.origin:
+                found.append(os.path.join(os.path.dirname(spec.origin), sub))
     except (ImportError, ValueError):
         pass
     found += [p for p in os.environ.get("P2T_SANDBOX_EXEC", "").split(os.pathsep) if p]
@@ -353,6 +354,7 @@ def confine(workspace: str) -> State:
     _clear_stale_scratch(tmp_root)
     caches = [os.environ[k] for k in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR") if os.environ.get(k)]
     pol = build_policy(workspace, scratch, caches)
+    os.environ.update(pol.tools.env)  # a compiler named by a script: Triton and Inductor run the real one instead
     STATE.scratch_root, STATE.call_cpu_s = scratch, pol.call_cpu_s
     _use_scratch(scratch)  # the slot's temp dir is not writable once confined
     limits = _set_limits(pol)

@@ -47,6 +47,9 @@ class Toolchain:
     programs: list[str] = field(default_factory=list)  # real files the drivers run (cc1, as, ld, collect2, ...)
     read_dirs: list[str] = field(default_factory=list)  # the drivers' installations (prefixes, gcc's install dir)
     notes: list[str] = field(default_factory=list)  # what could not be resolved, in words
+    # CC/CXX for the worker's own environment, set before confinement: a compiler named by a script (the H100/H200
+    # image's CC=/opt/gcc/bin/gcc is a shell wrapper) is replaced by a real one on PATH, since no shell may run.
+    env: dict[str, str] = field(default_factory=dict)
 
     def executables(self) -> list[str]:
         """Every file to allow exec of: the compilers and their programs, each once."""
@@ -139,6 +142,23 @@ def _install_dir(search_dirs: str) -> str | None:
     return None
 
 
+def _unscripted(tc: Toolchain, var: str, cc: str | None, names: tuple[str, ...], env: Mapping[str, str]) -> str | None:
+    """`cc`, or, when it is a script (its shell may not run under the sandbox), the first real compiler of `names` on
+    PATH, which the worker then names in `var` (tc.env); with none, the script stays and the notes say so."""
+    if not cc or not _is_script(cc):
+        return cc
+    for name in names:
+        real = _real(name, env)
+        if real and not _is_script(real):
+            tc.env[var] = real
+            tc.notes.append(f"{var} {cc} is a script (no shell runs under the sandbox): the worker uses {real} "
+                            f"({name} on PATH)")
+            return real
+    tc.notes.append(f"{cc} is a script: the shell it needs cannot run under the sandbox, and no other compiler is on "
+                    f"PATH; set {var} to the compiler it runs")
+    return cc
+
+
 def resolve(env: Mapping[str, str] | None = None) -> Toolchain:
     """The compilers this environment's Triton and Inductor would run, the programs they run, and the directories
     they read. Never raises: what cannot be resolved is left out (exec of it is then refused) and said in notes."""
@@ -148,10 +168,8 @@ def resolve(env: Mapping[str, str] | None = None) -> Toolchain:
     tc.c_compiler, tc.cxx_compiler = _real(named_c, env), _real(named_cxx, env)
     if named_c and not tc.c_compiler:
         tc.notes.append(f"Triton's C compiler {named_c!r} (CC or PATH) is not an executable file")
-    for cc in (tc.c_compiler, tc.cxx_compiler):
-        if cc and _is_script(cc):  # its interpreter (a shell) may not run under the sandbox: say so, do not allow it
-            tc.notes.append(f"{cc} is a script: the shell it needs cannot run under the sandbox; set CC/CXX to the "
-                            "compiler it runs")
+    tc.c_compiler = _unscripted(tc, "CC", tc.c_compiler, ("gcc", "cc", "clang"), env)
+    tc.cxx_compiler = _unscripted(tc, "CXX", tc.cxx_compiler, ("g++", "c++", "clang++"), env)
     jobs: list[tuple[str, dict[str, subprocess.Popen]]] = []
     for cc, helpers in ((tc.c_compiler, C_HELPERS), (tc.cxx_compiler, CXX_HELPERS)):
         if cc and cc == tc.cxx_compiler and tc.c_compiler and os.path.dirname(cc) == os.path.dirname(tc.c_compiler):
