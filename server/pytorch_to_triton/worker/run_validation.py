@@ -16,13 +16,13 @@ import torch
 
 from . import cases as cs
 from . import compare as cmp
-from . import first_fix, interp_hints, interp_tf32
+from . import first_fix, interp_hints, interp_tf32, target_compile
 from . import kernelbench as kbench
 from .errors_fmt import describe
 from .guards import PatchWatch
 from .loader import load_task
 from .nest import flatten, tensors
-from .runtime import Runtime
+from .runtime import RECORDER, Runtime
 from .tasks import SIZES_NEED_KERNELBENCH, Case, ImportFailure, Task, TaskError, dtype_name
 from .validate import PRIORITY, Emit, Validator
 
@@ -55,6 +55,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     if started > 0:  # a thread started at import and still running does work the per-call guards cannot see
         v.find("thread", "import", f"importing the candidate started {started} thread(s) that are still running")
     args["tolerances_merged"] = cmp.merged_tolerances(task.ref_mod, args.get("tolerances"))
+    compiler = target_compile.for_validation(args, rt, v.notes)
     if task.kernelbench:  # sizes, automatic variants and the stronger checks: kernelbench.py
         v.kb_checks = True
         specs = kbench.validate_cases(v, task, args, emit, report)
@@ -79,6 +80,8 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                  progress=done, total=total)
             rec = v.run_case(task, name, shape, dtype, scale, trial, state=state)
             v.cases.append(rec)
+            if compiler is not None and not compiler.jobs:  # the first launches compile while the cases go on
+                compiler.submit(RECORDER.launch_specs())
             if not rec["ok"]:
                 failed_cases.add(name)
                 break  # one failing trial is enough; the next case tells more
@@ -119,6 +122,8 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                 v.cases.append(rec)
     if args.get("large_offsets"):
         v.cases.extend(_large_case(v, task, specs))
+    if compiler is not None:
+        report["target_compile"] = target_compile.finish(compiler, RECORDER.launch_specs(), v)
     report["cases"] = v.cases
     findings = sorted(v.findings.values(), key=lambda f: (f["severity"] != "fail", PRIORITY.index(f["check"])
                                                           if f["check"] in PRIORITY else 99))
@@ -136,8 +141,6 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
 
 
 def _kernel_names() -> list[str]:
-    from .runtime import RECORDER
-
     return list(RECORDER.compiled.keys())
 
 

@@ -25,6 +25,11 @@ class LaunchRecorder:
     # one value per compile, so a parameter that takes a new value with every size recompiles per call.
     record_constexprs: bool = False
     constexprs: dict[str, dict[str, set[Any]]] = field(default_factory=dict)
+    # Issue 36: each distinct launch specialisation as Triton would compile it (launch_specs.py), in launch order, for
+    # the target compile (target_compile.py), the compile-count probe and the multi-tile cases (block sizes, configs).
+    record_specs: bool = False
+    specs: dict[str, Any] = field(default_factory=dict)  # LaunchSpec.key() -> LaunchSpec
+    outer: Any = None  # the outermost @autotune/@heuristics wrapper of the launch in progress
 
     @property
     def in_launch(self) -> bool:
@@ -44,6 +49,24 @@ class LaunchRecorder:
         self.record_constexprs = on
         if on:
             self.constexprs = {}
+
+    def record_launches(self, on: bool) -> None:
+        """Start (clearing what was seen) or stop recording launch specialisations; reset() keeps them."""
+        self.record_specs = on
+        if on:
+            self.specs = {}
+
+    def launch_specs(self) -> list[Any]:
+        """The distinct specialisations recorded, in launch order (launch_specs.LaunchSpec)."""
+        return list(self.specs.values())
+
+    def note_spec(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Record one launch's specialisation (once per distinct key)."""
+        from .launch_specs import launch_spec
+
+        spec = launch_spec(kernel, args, kwargs, self.outer)
+        spec.heuristics = _heuristic_values(self.outer, spec.params)
+        self.specs.setdefault(spec.key(), spec)
 
     def widest_block(self) -> int | None:
         """The largest tile the candidate's launches used: a power-of-two constexpr (at least 16) whose parameter
@@ -67,6 +90,18 @@ class LaunchRecorder:
                 v = bound[p]
                 seen.setdefault(p, set()).add(v if isinstance(v, (int, float, bool, str, type(None))) else
                                               type(v).__name__)
+
+
+def _heuristic_values(outer: Any, params: list[dict[str, Any]]) -> dict[str, Any]:
+    """The constexpr values @triton.heuristics computed for a launch (by the names its wrappers set)."""
+    names: set[str] = set()
+    for _ in range(8):
+        if outer is None:
+            break
+        if type(outer).__name__ == "Heuristics":
+            names.update(getattr(outer, "values", {}) or {})
+        outer = getattr(outer, "fn", None)
+    return {p["name"]: p.get("value") for p in params if p["name"] in names}
 
 
 RECORDER = LaunchRecorder()
@@ -118,6 +153,11 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
             RECORDER.arg_bytes += _tensor_bytes(args) + (_tensor_bytes(tuple(kwargs.values())) if kwargs else 0)
             if RECORDER.record_constexprs:
                 RECORDER.note_constexprs(self, name, args, kwargs)
+            if RECORDER.record_specs:
+                RECORDER.note_spec(self, args, kwargs)
+        outermost = not counts and RECORDER.outer is None
+        if outermost:
+            RECORDER.outer = self
         timed = counts and RECORDER.timing
         if timed:
             pair = _event_pair()
@@ -130,6 +170,8 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
         finally:
             RECORDER.depth -= 1
             sys.setprofile(prof)
+            if outermost:
+                RECORDER.outer = None
         if timed:
             pair[1].record()
             RECORDER.events.append(pair)

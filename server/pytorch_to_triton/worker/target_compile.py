@@ -1,0 +1,344 @@
+"""Compile what the interpreter ran for the target GPU (issue 36): what passes on a CPU must compile on the GPU.
+
+The launch recorder (runtime.py) keeps each launch's specialisation (launch_specs.py) while a validation runs under
+Triton's interpreter. This module compiles each distinct one for the target(s) (sm_90 unless told otherwise) in a
+child process (target_compile_child.py), caches the answer on disk by (source hash of the kernel's file and its
+neighbours, specialisation, target, Triton version), and turns the rows into findings:
+- a compile failure: a contract failure of the candidate, with the compiler's message and the kernel's line;
+- shared memory over the target's per-block limit, or registers x threads over the register file: the config cannot
+  launch there (a failure for a kernel without autotune; a warning naming the config when an autotuner would skip it);
+- spills (local memory): a warning naming the config;
+- Triton deprecation warnings raised while compiling: a portability warning naming the versions that break.
+
+On a GPU the real compile already happens at launch: nothing here runs there (the audit's compiled facts read it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .compiled import occupancy
+from .launch_specs import LaunchSpec, source_hash
+
+DEFAULT_TARGETS = (90,)
+KNOWN_TARGETS = (80, 86, 89, 90, 100, 120)
+# Per compute capability: max dynamic shared memory per block (opt-in), shared memory and threads per SM (CUDA
+# programming guide, "Technical Specifications per Compute Capability").
+SMEM_PER_BLOCK = {80: 166912, 86: 101376, 89: 101376, 90: 232448, 100: 232448, 120: 101376}
+SMEM_PER_SM = {80: 167936, 86: 102400, 89: 102400, 90: 233472, 100: 233472, 120: 102400}
+THREADS_PER_SM = {80: 2048, 86: 1536, 89: 1536, 90: 2048, 100: 2048, 120: 1536}
+REGS_PER_SM = 65536
+MAX_COMPILES = 24  # specialisations per validation: all configs of each kernel's first one, the launch's for the rest
+MAX_PER_KERNEL = 4  # the sizes' divisibility makes new keys per case; four show what the cases change (45's stage 3
+# had 23 keys over its cases, 2-3 s each for a dot kernel)
+TIMEOUT_S = 240.0
+CACHE_VERSION = "1"
+# Deprecations Triton raises while compiling (3.6 and 3.9 both warn on builtin min/max of non-scalar tensors): the
+# advice for each; any other warning from triton.language is reported with its own text.
+PORTABILITY = [
+    ("builtin min", "Python's builtin min on Triton tensors", "use tl.minimum"),
+    ("builtin max", "Python's builtin max on Triton tensors", "use tl.maximum"),
+]
+
+
+def parse_targets(value: Any) -> list[int]:
+    """Targets as compute capabilities: 90, "sm_90", "9.0", "90,100" or a list of those; [] for "none"/"off"."""
+    if value is None or value == "":
+        return list(DEFAULT_TARGETS)
+    items = value if isinstance(value, (list, tuple)) else str(value).replace(" ", "").split(",")
+    out: list[int] = []
+    for it in items:
+        s = str(it).lower().removeprefix("sm_").removeprefix("sm")
+        if s in ("none", "off", "false", "0"):
+            return []
+        cc = int(float(s) * 10) if "." in s else int(s)
+        if cc not in KNOWN_TARGETS:
+            raise ValueError(f"unknown target GPU {it!r}: use one of {', '.join(f'sm_{c}' for c in KNOWN_TARGETS)}")
+        out.append(cc)
+    return list(dict.fromkeys(out))
+
+
+def cache_dir() -> Path:
+    """Where answers are kept: beside Triton's cache (the one place a confined worker may write), else ~/.cache."""
+    base = os.environ.get("TRITON_CACHE_DIR")
+    root = Path(base) / "p2t_target_compile" if base else Path.home() / ".cache" / "pytorch_to_triton" / "target"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@dataclass
+class Job:
+    """One specialisation to compile: every autotune config (first of its kernel) or the launch's own."""
+
+    spec: LaunchSpec
+    all_configs: bool
+    key: str = ""
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    unreachable: str | None = None
+    pruned: bool = False
+    cached: bool = False
+
+
+def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str) -> tuple[list[Job], list[str]]:
+    """Distinct specialisations, in launch order; notes for launches that cannot be compiled elsewhere."""
+    jobs: list[Job] = []
+    notes: list[str] = []
+    # Jobs are keyed on the whole spec list so far: submit() is called again with a longer list, the same jobs come out
+    seen: set[str] = set()
+    first_of: set[str] = set()
+    per_kernel: dict[str, int] = {}
+    hashes: dict[str, str] = {}
+    for s in specs:
+        if s.error:
+            note = f"{s.kernel}: not compiled for the target ({s.error})"
+            if note not in notes:
+                notes.append(note)
+            continue
+        k = s.key()
+        if k in seen:
+            continue
+        seen.add(k)
+        per_kernel[s.qualname] = per_kernel.get(s.qualname, 0) + 1
+        if per_kernel[s.qualname] > MAX_PER_KERNEL:
+            continue
+        all_cfg = s.autotuned and s.qualname not in first_of
+        first_of.add(s.qualname)
+        h = hashes.setdefault(s.file, source_hash(s.file))
+        key = hashlib.sha256(json.dumps([CACHE_VERSION, h, k, all_cfg, targets, triton_version]).encode()).hexdigest()
+        jobs.append(Job(s, all_cfg, key))
+    for q, n in per_kernel.items():
+        if n > MAX_PER_KERNEL:
+            notes.append(f"{q}: {n} specialisations launched, the first {MAX_PER_KERNEL} compiled for the target")
+    return jobs, notes
+
+
+class TargetCompiler:
+    """Compiles the recorded launches of one validation for the targets; submit early, collect at the end."""
+
+    def __init__(self, targets: list[int], triton_version: str):
+        self.targets = targets
+        self.version = triton_version
+        self.jobs: dict[str, Job] = {}
+        self.notes: list[str] = []
+        self._running: list[tuple[subprocess.Popen[str], list[Job], float]] = []
+        self.t_wait = 0.0
+
+    def submit(self, specs: list[LaunchSpec]) -> None:
+        """Start compiling the specialisations not seen yet (cached ones are read at once)."""
+        jobs, notes = plan(specs, self.targets, self.version)
+        self.notes.extend(n for n in notes if n not in self.notes)
+        todo = []
+        for j in jobs:
+            if j.key in self.jobs:
+                continue
+            if len(self.jobs) >= MAX_COMPILES:
+                self.notes.append(f"{j.spec.kernel}: more than {MAX_COMPILES} specialisations, the rest not compiled")
+                break
+            self.jobs[j.key] = j
+            got = _read_cache(j.key)
+            if got is not None:
+                j.rows, j.unreachable, j.pruned, j.cached = got["rows"], got.get("unreachable"), got.get("pruned",
+                                                                                                         False), True
+            else:
+                todo.append(j)
+        if todo:
+            self._running.append((_start(todo, self.targets), todo, time.perf_counter()))
+
+    def collect(self) -> dict[str, Any]:
+        """Wait for the children; the report section (rows per kernel/config/target, what was cached)."""
+        t0 = time.perf_counter()
+        for proc, jobs, started in self._running:
+            _finish(proc, jobs, started, self.notes)
+        self._running = []
+        self.t_wait += time.perf_counter() - t0
+        return self.section()
+
+    def section(self) -> dict[str, Any]:
+        """The report's target_compile section."""
+        rows = []
+        for j in self.jobs.values():
+            if j.unreachable:
+                self.notes.append(f"{j.spec.kernel}: not compiled for the target ({j.unreachable})")
+            for r in j.rows:
+                rows.append({"kernel": j.spec.kernel, "line": r.get("line"), **_with_occupancy(r),
+                             "autotuned": j.spec.autotuned, "pruned": j.pruned})
+        return {"triton_version": self.version, "targets": [f"sm_{c}" for c in self.targets], "rows": rows,
+                "specialisations": len(self.jobs), "cached": sum(j.cached for j in self.jobs.values()),
+                "wait_s": round(self.t_wait, 3), "notes": list(dict.fromkeys(self.notes))}
+
+
+def for_validation(args: dict[str, Any], rt: Any, notes: list[str]) -> TargetCompiler | None:
+    """A compiler for this validation (launch recording switched on), or None: on a GPU (the launches compiled for
+    real), or when the targets are off (args["target_gpus"], else P2T_TARGET_GPUS, else sm_90)."""
+    if not rt.interpreter:
+        return None
+    raw = args.get("target_gpus") or os.environ.get("P2T_TARGET_GPUS")
+    try:
+        targets = parse_targets(raw)
+    except ValueError as e:
+        notes.append(f"target compile skipped: {e}")
+        return None
+    if not targets:
+        return None
+    from .runtime import RECORDER
+
+    RECORDER.record_launches(True)
+    return TargetCompiler(targets, rt.triton_version)
+
+
+def finish(compiler: TargetCompiler, specs: list[LaunchSpec], v: Any) -> dict[str, Any]:
+    """Compile what is left, wait, and put the findings on the Validator; the report's section."""
+    from .runtime import RECORDER
+
+    RECORDER.record_launches(False)
+    try:
+        compiler.submit(specs)
+        section = compiler.collect()
+    except Exception as e:  # noqa: BLE001 - a fault of this check must not cost the validation its verdict
+        v.notes.append(f"target compile skipped after an internal error: {type(e).__name__}: {e}"[:300])
+        return {"error": f"{type(e).__name__}: {e}"[:300]}
+    for f in judge(section):
+        v.find(f["check"], f"target {', '.join(section['targets'])}", f["message"], f["evidence"], f["severity"])
+        v.findings[f["check"]]["fix"] = f["fix"]
+    return section
+
+
+def _with_occupancy(r: dict[str, Any]) -> dict[str, Any]:
+    cc = int(str(r.get("target", "sm_90")).removeprefix("sm_"))
+    if not r.get("ok") or not r.get("num_warps"):
+        return dict(r)
+    occ = occupancy(r.get("n_regs"), r.get("shared"), r.get("num_warps"),
+                    {"max_threads_per_sm": THREADS_PER_SM.get(cc, 2048), "regs_per_sm": REGS_PER_SM,
+                     "smem_per_sm": SMEM_PER_SM.get(cc, 233472)})
+    return {**r, **occ}
+
+
+def _read_cache(key: str) -> dict[str, Any] | None:
+    try:
+        return json.loads((cache_dir() / f"{key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_cache(j: Job) -> None:
+    if any(r.get("ok") is None for r in j.rows):  # a fault of this tool is not kept
+        return
+    try:
+        path = cache_dir() / f"{j.key}.json"
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"rows": j.rows, "unreachable": j.unreachable, "pruned": j.pruned}))
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+def _start(jobs: list[Job], targets: list[int]) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_DEFAULT_FP_FUSION"] = env.get("TRITON_DEFAULT_FP_FUSION", "1")  # 3.9 warns when unset; 1 = default
+    request = {"jobs": [dict(j.spec.as_dict(), id=i, autotuned=j.all_configs) for i, j in enumerate(jobs)],
+               "targets": targets}
+    req = cache_dir() / f"request.{os.getpid()}.{time.monotonic_ns()}.json"
+    req.write_text(json.dumps(request))
+    with req.open() as stdin:  # a file, not a pipe: the child reads it while the validation goes on
+        proc = subprocess.Popen([sys.executable, "-m", "pytorch_to_triton.worker.target_compile_child"],
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    req.unlink()
+    return proc
+
+
+def _finish(proc: subprocess.Popen[str], jobs: list[Job], started: float, notes: list[str]) -> None:
+    left = max(1.0, TIMEOUT_S - (time.perf_counter() - started))
+    try:
+        out, err = proc.communicate(timeout=left)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        notes.append(f"compile for the target stopped after {TIMEOUT_S:.0f} s: {len(jobs)} specialisation(s) unchecked")
+        return
+    try:
+        answer = json.loads(out)
+    except ValueError:
+        tail = (err or "").strip().splitlines()[-3:]
+        notes.append(f"the compile child exited {proc.returncode} without an answer: {' | '.join(tail)[-400:]}")
+        return
+    for res in answer.get("results", []):
+        j = jobs[int(res["job"])]
+        j.rows, j.unreachable, j.pruned = res.get("rows", []), res.get("unreachable"), bool(res.get("pruned"))
+        _write_cache(j)
+
+
+def judge(section: dict[str, Any]) -> list[dict[str, Any]]:
+    """Findings from the compile rows: (check, severity "fail"/"warn", message, evidence, fix) dicts."""
+    out: list[dict[str, Any]] = []
+    version = section.get("triton_version")
+    by_kernel: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in section.get("rows", []):
+        by_kernel.setdefault((r["kernel"], r["target"]), []).append(r)
+    for (kernel, target), rows in by_kernel.items():
+        cc = int(target.removeprefix("sm_"))
+        failed = [r for r in rows if r.get("ok") is False]
+        if failed:
+            r = failed[0]
+            where = f" (line {r['line']})" if r.get("line") else ""
+            out.append({"check": "target_compile", "severity": "fail", "evidence": r,
+                        "message": f"{kernel} does not compile for {target} with Triton {version}{where}, "
+                                   f"config {r['config']}: {_short(r.get('error'))}"
+                                   + (f" ({len(failed)} of {len(rows)} configs fail)" if len(rows) > 1 else ""),
+                        "fix": "fix the kernel where the compiler points (the interpreter runs it as Python and "
+                               "accepts what the GPU compiler refuses)"})
+        ok_rows = [r for r in rows if r.get("ok")]
+        unfit = [r for r in ok_rows if _unfit(r, cc)]
+        if unfit:
+            autotuned = all(r.get("autotuned") for r in rows) and len(unfit) < len(ok_rows)
+            r = unfit[0]
+            out.append({"check": "target_resources", "severity": "warn" if autotuned else "fail", "evidence": r,
+                        "message": f"{kernel} cannot launch on {target}: config {r['config']} needs "
+                                   f"{_unfit(r, cc)}" + (" (the autotuner skips it there)" if autotuned else ""),
+                        "fix": "smaller BLOCK sizes or fewer num_stages for that config (shared memory), or fewer "
+                               "num_warps (registers)"})
+        spills = [r for r in ok_rows if (r.get("n_spills") or 0) > 0]
+        if spills:
+            r = max(spills, key=lambda x: x["n_spills"])
+            out.append({"check": "register_spills", "severity": "warn", "evidence": r,
+                        "message": f"{kernel} spills on {target}: config {r['config']} keeps {r['n_spills']} "
+                                   f"registers in local memory ({r.get('n_regs')} registers/thread)",
+                        "fix": "smaller BLOCK sizes or num_stages, or more num_warps, for that config"})
+        for w in sorted({w for r in rows for w in r.get("warnings") or []}):
+            hazard = next((h for h in PORTABILITY if h[0] in w), None)
+            what = hazard[1] if hazard else w
+            out.append({"check": "triton_portability", "severity": "warn", "evidence": {"warning": w},
+                        "message": f"{kernel}: Triton {version} warns while compiling for {target}: {w} ({what}: "
+                                   f"accepted by Triton {version}, an error from the release that removes it)",
+                        "fix": hazard[2] if hazard else "follow the warning's advice"})
+    return out
+
+
+def _unfit(r: dict[str, Any], cc: int) -> str:
+    """What keeps a compiled config off the target ('' when it fits)."""
+    shared = int(r.get("shared") or 0)  # what Triton's launcher checks against the device's limit
+    limit = SMEM_PER_BLOCK.get(cc, 232448)
+    if shared > limit:
+        return f"{shared} bytes of shared memory, over {target_name(cc)}'s {limit} per block"
+    regs, warps = r.get("n_regs"), r.get("num_warps")
+    if regs and warps and regs * 32 * warps > REGS_PER_SM:
+        return f"{regs} registers x {32 * warps} threads, over the {REGS_PER_SM}-register file"
+    return ""
+
+
+def target_name(cc: int) -> str:
+    """sm_90 for 90."""
+    return f"sm_{cc}"
+
+
+def _short(err: Any) -> str:
+    text = str(err or "").strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return (lines[-1] if lines else text)[:400]
