@@ -7,8 +7,8 @@ InterpretedFunction objects must not reach a real compile, and an MLIR abort on 
 worker. Without TRITON_INTERPRET the candidate's module is imported as a GPU would import it, so an @autotune
 kernel offers its GPU configs (files often offer one config to the interpreter).
 
-Per config: success, or the compiler's message with the line in the kernel's file; registers, spills (local
-bytes / 4, as Triton's own n_spills), shared memory (Triton's dynamic allocation), local memory, from the cubin
+Per config: success, or the compiler's message with the line in the kernel's file; registers, spills ((stack +
+local bytes) / 4, as Triton's own n_spills), shared memory (Triton's dynamic allocation), local memory, from the cubin
 (cuobjdump --dump-resource-usage, shipped in Triton's wheel); warnings raised while compiling.
 """
 
@@ -145,8 +145,10 @@ def _resources(cubin: bytes, tool: str | None) -> dict[str, int]:
     if not m:
         return {}
     regs, stack, static_shared, local = (int(x) for x in m.groups())
+    # Triton's own n_spills is the driver's local size per thread / 4, which counts the stack frame (where ptxas
+    # puts spilled registers) and local arrays together
     return {"n_regs": regs, "stack": stack, "static_shared": static_shared, "local_bytes": local,
-            "n_spills": local // 4}
+            "n_spills": (stack + local) // 4}
 
 
 def _cuobjdump() -> str | None:
