@@ -137,6 +137,10 @@ def build_server(service: Service) -> MCPServer:
                                       "empty dims, NaN/inf and extreme values then fail it. Yes for a library "
                                       "kernel called from unknown code; no for a model's hot path with known "
                                       "inputs (the default reports them beside the verdict)")] = False,
+        target_gpus: Annotated[list[str] | None, Field(description="without a GPU: the GPUs every launched kernel is "
+                                                       "compiled for (each autotune config), e.g. ['sm_90', 'sm_100'] "
+                                                       "or ['H100']; default sm_90 or the sidecar's target_gpus; "
+                                                       "['none'] skips it")] = None,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit per candidate")] = 600,
         device: Annotated[str | None, Field(description="worker device, e.g. 'cuda:1'; default any idle one")] = None,
     ) -> Annotated[CallToolResult, ValidationReport]:
@@ -150,8 +154,8 @@ def build_server(service: Service) -> MCPServer:
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, dtypes=dtypes, cases=cases, replace_cases=replace_cases,
                          only_cases=only_cases, trials=trials, seed=seed, tolerances=tolerances, gradients=gradients,
-                         large_offsets=large_offsets, sizes=sizes, strict=strict, timeout_s=timeout_s,
-                         device=device)
+                         large_offsets=large_offsets, sizes=sizes, strict=strict, target_gpus=target_gpus,
+                         timeout_s=timeout_s, device=device)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # logging is deprecated in 2026-07 MCP, still read by older clients
             await ctx.info(rep.summary.splitlines()[0])

@@ -8,6 +8,7 @@ UsageError; a failing kernel comes back as data (`ok: false`).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import threading
@@ -36,6 +37,19 @@ KNOWN_DTYPES = {
 }
 VALIDATION_TIMEOUT_S = 600.0
 BENCHMARK_TIMEOUT_S = 600.0
+
+
+def _targets(explicit: list[str] | str | None, from_sidecar: list[int] | None) -> list[int]:
+    """The GPUs a CPU validation compiles for: the argument, else the sidecar's, else P2T_TARGET_GPUS, else sm_90."""
+    from . import gpu_targets
+
+    raw: Any = explicit if explicit not in (None, "", []) else from_sidecar
+    if raw is None:
+        raw = os.environ.get("P2T_TARGET_GPUS")  # a project's default
+    try:
+        return gpu_targets.parse(raw)
+    except ValueError as e:
+        raise UsageError(f"target_gpus: {e}") from None
 
 
 def _check_dtypes(dtypes: list[str] | None) -> None:
@@ -163,6 +177,7 @@ class Service:
         sizes: dict[str, int] | None = None,
         strict: bool = False,
         require: list[str] | None = None,
+        target_gpus: list[str] | str | None = None,
         timeout_s: float = VALIDATION_TIMEOUT_S,
         device: str | None = None,
         on_event: OnEvent | None = None,
@@ -195,6 +210,7 @@ class Service:
             base["noncontiguous"] = noncontiguous
         if sizes:
             base["sizes"] = check_sizes(sizes)
+        base["target_gpus"] = _targets(target_gpus, merged.get("target_gpus"))
         if merged.get("sizes_interpreter"):
             base["sizes_interpreter"] = check_sizes(merged["sizes_interpreter"], "sizes.interpreter")
         reports: list[CandidateReport] = []

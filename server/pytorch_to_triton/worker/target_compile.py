@@ -25,17 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import gpu_targets
 from .compiled import occupancy
 from .launch_specs import LaunchSpec, source_hash
 
-DEFAULT_TARGETS = (90,)
-KNOWN_TARGETS = (80, 86, 89, 90, 100, 120)
-# Per compute capability: max dynamic shared memory per block (opt-in), shared memory and threads per SM (CUDA
-# programming guide, "Technical Specifications per Compute Capability").
-SMEM_PER_BLOCK = {80: 166912, 86: 101376, 89: 101376, 90: 232448, 100: 232448, 120: 101376}
-SMEM_PER_SM = {80: 167936, 86: 102400, 89: 102400, 90: 233472, 100: 233472, 120: 102400}
-THREADS_PER_SM = {80: 2048, 86: 1536, 89: 1536, 90: 2048, 100: 2048, 120: 1536}
-REGS_PER_SM = 65536
+# The limits and the parser live in gpu_targets.py (the server checks the user's targets with the same code).
+SMEM_PER_BLOCK, SMEM_PER_SM, THREADS_PER_SM, REGS_PER_SM = (gpu_targets.SMEM_PER_BLOCK, gpu_targets.SMEM_PER_SM,
+                                                            gpu_targets.THREADS_PER_SM, gpu_targets.REGS_PER_SM)
 MAX_COMPILES = 24  # specialisations per validation: all configs of each kernel's first one, the launch's for the rest
 MAX_PER_KERNEL = 4  # the sizes' divisibility makes new keys per case; four show what the cases change (45's stage 3
 # had 23 keys over its cases, 2-3 s each for a dot kernel)
@@ -50,20 +46,8 @@ PORTABILITY = [
 
 
 def parse_targets(value: Any) -> list[int]:
-    """Targets as compute capabilities: 90, "sm_90", "9.0", "90,100" or a list of those; [] for "none"/"off"."""
-    if value is None or value == "":
-        return list(DEFAULT_TARGETS)
-    items = value if isinstance(value, (list, tuple)) else str(value).replace(" ", "").split(",")
-    out: list[int] = []
-    for it in items:
-        s = str(it).lower().removeprefix("sm_").removeprefix("sm")
-        if s in ("none", "off", "false", "0"):
-            return []
-        cc = int(float(s) * 10) if "." in s else int(s)
-        if cc not in KNOWN_TARGETS:
-            raise ValueError(f"unknown target GPU {it!r}: use one of {', '.join(f'sm_{c}' for c in KNOWN_TARGETS)}")
-        out.append(cc)
-    return list(dict.fromkeys(out))
+    """Targets as compute capabilities (gpu_targets.parse)."""
+    return gpu_targets.parse(value)
 
 
 def cache_dir() -> Path:
@@ -180,7 +164,7 @@ def for_validation(args: dict[str, Any], rt: Any, notes: list[str]) -> TargetCom
     real), or when the targets are off (args["target_gpus"], else P2T_TARGET_GPUS, else sm_90)."""
     if not rt.interpreter:
         return None
-    raw = args.get("target_gpus") or os.environ.get("P2T_TARGET_GPUS")
+    raw = args["target_gpus"] if "target_gpus" in args else os.environ.get("P2T_TARGET_GPUS")
     try:
         targets = parse_targets(raw)
     except ValueError as e:
