@@ -160,7 +160,7 @@ class TargetCompiler:
 
 
 def for_validation(args: dict[str, Any], rt: Any, notes: list[str]) -> TargetCompiler | None:
-    """A compiler for this validation (launch recording switched on), or None: on a GPU (the launches compiled for
+    """A compiler for this validation or audit (launch recording switched on), or None: on a GPU (the launches compiled for
     real), or when the targets are off (args["target_gpus"], else P2T_TARGET_GPUS, else sm_90)."""
     if not rt.interpreter:
         return None
@@ -178,17 +178,27 @@ def for_validation(args: dict[str, Any], rt: Any, notes: list[str]) -> TargetCom
     return TargetCompiler(targets, rt.triton_version)
 
 
+def compile_now(compiler: TargetCompiler, specs: list[LaunchSpec], notes: list[str]) -> dict[str, Any]:
+    """Compile these specialisations and wait: the section, or {"error": ...} after a fault of this check."""
+    try:
+        compiler.submit(specs)
+        section = compiler.collect()
+    except Exception as e:  # noqa: BLE001 - a fault of this check must not cost the caller its result
+        notes.append(f"target compile skipped after an internal error: {type(e).__name__}: {e}"[:300])
+        return {"error": f"{type(e).__name__}: {e}"[:300], "notes": notes}
+    section["notes"] = list(dict.fromkeys(notes + section["notes"]))
+    return section
+
+
 def finish(compiler: TargetCompiler, specs: list[LaunchSpec], v: Any) -> dict[str, Any]:
     """Compile what is left, wait, and put the findings on the Validator; the report's section."""
     from .runtime import RECORDER
 
     RECORDER.record_launches(False)
-    try:
-        compiler.submit(specs)
-        section = compiler.collect()
-    except Exception as e:  # noqa: BLE001 - a fault of this check must not cost the validation its verdict
-        v.notes.append(f"target compile skipped after an internal error: {type(e).__name__}: {e}"[:300])
-        return {"error": f"{type(e).__name__}: {e}"[:300]}
+    section = compile_now(compiler, specs, [])
+    if "error" in section:
+        v.notes.extend(section["notes"])
+        return section
     for f in judge(section):
         v.find(f["check"], f"target {', '.join(section['targets'])}", f["message"], f["evidence"], f["severity"])
         v.findings[f["check"]]["fix"] = f["fix"]
