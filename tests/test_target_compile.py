@@ -95,9 +95,15 @@ def test_clean_kernel_has_no_finding_and_resources(compiled):
 
 
 def test_deprecation_warning_is_a_portability_finding(compiled):
+    import triton
+
     _, section, _, _ = compiled
-    f = _findings(section, "builtin_min_kernel")["triton_portability"]
-    assert "builtin min" in f["message"] and f["fix"] == "use tl.minimum"
+    found = _findings(section, "builtin_min_kernel")
+    if tuple(int(x) for x in triton.__version__.split(".")[:2]) < (3, 9):  # measured: 3.6 compiles it silently
+        assert found == {} and next(r for r in section["rows"] if r["kernel"] == "builtin_min_kernel")["ok"]
+        return
+    f = found["triton_portability"]
+    assert "builtin min" in f["message"] and f["fix"] == "use tl.minimum" and triton.__version__ in f["message"]
 
 
 def test_second_validation_reads_the_cache(compiled):

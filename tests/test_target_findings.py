@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pytorch_to_triton.audit import AuditReport, Finding
-from pytorch_to_triton.audit import target_findings
+from pytorch_to_triton.audit import AuditReport, Finding, target_findings
 from pytorch_to_triton.audit.evidence import weigh
 
 FIX = "tests/target_compile_fixtures"

@@ -137,6 +137,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     report["time_s"] = round(time.perf_counter() - t_start, 3)
     report["launched_kernels"] = sorted({k for k in _kernel_names()})
     report["composition"] = v.composer.summary()
+    target_compile.dump(report, rt)
     return report
 
 

@@ -32,13 +32,14 @@ from .launch_specs import LaunchSpec, source_hash
 # The limits and the parser live in gpu_targets.py (the server checks the user's targets with the same code).
 SMEM_PER_BLOCK, SMEM_PER_SM, THREADS_PER_SM, REGS_PER_SM = (gpu_targets.SMEM_PER_BLOCK, gpu_targets.SMEM_PER_SM,
                                                             gpu_targets.THREADS_PER_SM, gpu_targets.REGS_PER_SM)
+DUMP_ENV = "P2T_DUMP_LAUNCH_SPECS"  # a folder: each validation writes its launches there (unconfined workers only)
 MAX_COMPILES = 24  # specialisations per validation: all configs of each kernel's first one, the launch's for the rest
-MAX_PER_KERNEL = 4  # the sizes' divisibility makes new keys per case; four show what the cases change (45's stage 3
-# had 23 keys over its cases, 2-3 s each for a dot kernel)
+MAX_PER_KERNEL = 2  # the sizes' divisibility makes new keys per case (45's stage 3 had 23 over its cases, 2-3 s
+# each for a dot kernel on this CPU); the first key's every config and one more key show what the cases change
 TIMEOUT_S = 240.0
 CACHE_VERSION = "1"
-# Deprecations Triton raises while compiling (3.6 and 3.9 both warn on builtin min/max of non-scalar tensors): the
-# advice for each; any other warning from triton.language is reported with its own text.
+# Deprecations Triton raises while compiling (3.9 warns on builtin min/max of non-scalar tensors; 3.6 compiled the
+# fixture silently, measured): the advice for each; any other warning from triton.language keeps its own text.
 PORTABILITY = [
     ("builtin min", "Python's builtin min on Triton tensors", "use tl.minimum"),
     ("builtin max", "Python's builtin max on Triton tensors", "use tl.maximum"),
@@ -71,7 +72,8 @@ class Job:
     cached: bool = False
 
 
-def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str) -> tuple[list[Job], list[str]]:
+def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str,
+         max_per_kernel: int = MAX_PER_KERNEL) -> tuple[list[Job], list[str]]:
     """Distinct specialisations, in launch order; notes for launches that cannot be compiled elsewhere."""
     jobs: list[Job] = []
     notes: list[str] = []
@@ -91,7 +93,7 @@ def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str) -> tu
             continue
         seen.add(k)
         per_kernel[s.qualname] = per_kernel.get(s.qualname, 0) + 1
-        if per_kernel[s.qualname] > MAX_PER_KERNEL:
+        if per_kernel[s.qualname] > max_per_kernel:
             continue
         all_cfg = s.autotuned and s.qualname not in first_of
         first_of.add(s.qualname)
@@ -99,15 +101,17 @@ def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str) -> tu
         key = hashlib.sha256(json.dumps([CACHE_VERSION, h, k, all_cfg, targets, triton_version]).encode()).hexdigest()
         jobs.append(Job(s, all_cfg, key))
     for q, n in per_kernel.items():
-        if n > MAX_PER_KERNEL:
-            notes.append(f"{q}: {n} specialisations launched, the first {MAX_PER_KERNEL} compiled for the target")
+        if n > max_per_kernel:
+            notes.append(f"{q}: {n} specialisations launched, the first {max_per_kernel} compiled for the target")
     return jobs, notes
 
 
 class TargetCompiler:
     """Compiles the recorded launches of one validation for the targets; submit early, collect at the end."""
 
-    def __init__(self, targets: list[int], triton_version: str):
+    def __init__(self, targets: list[int], triton_version: str, max_compiles: int = MAX_COMPILES,
+                 max_per_kernel: int = MAX_PER_KERNEL):
+        self.max_compiles, self.max_per_kernel = max_compiles, max_per_kernel
         self.targets = targets
         self.version = triton_version
         self.jobs: dict[str, Job] = {}
@@ -117,14 +121,15 @@ class TargetCompiler:
 
     def submit(self, specs: list[LaunchSpec]) -> None:
         """Start compiling the specialisations not seen yet (cached ones are read at once)."""
-        jobs, notes = plan(specs, self.targets, self.version)
+        jobs, notes = plan(specs, self.targets, self.version, self.max_per_kernel)
         self.notes.extend(n for n in notes if n not in self.notes)
         todo = []
         for j in jobs:
             if j.key in self.jobs:
                 continue
-            if len(self.jobs) >= MAX_COMPILES:
-                self.notes.append(f"{j.spec.kernel}: more than {MAX_COMPILES} specialisations, the rest not compiled")
+            if len(self.jobs) >= self.max_compiles:
+                self.notes.append(f"{j.spec.kernel}: more than {self.max_compiles} specialisations, the rest not "
+                                  "compiled")
                 break
             self.jobs[j.key] = j
             got = _read_cache(j.key)
@@ -162,9 +167,15 @@ class TargetCompiler:
 def for_validation(args: dict[str, Any], rt: Any, notes: list[str]) -> TargetCompiler | None:
     """A compiler for this validation or audit (launch recording switched on), or None: on a GPU (the launches compiled for
     real), or when the targets are off (args["target_gpus"], else P2T_TARGET_GPUS, else sm_90)."""
+    from .runtime import RECORDER
+
     if not rt.interpreter:
+        if os.environ.get(DUMP_ENV):  # the GPU's own compile of each launch, for compile_agreement.py
+            RECORDER.record_launches(True)
         return None
     raw = args["target_gpus"] if "target_gpus" in args else os.environ.get("P2T_TARGET_GPUS")
+    if raw == []:  # the service's parsed "none"
+        return None
     try:
         targets = parse_targets(raw)
     except ValueError as e:
@@ -172,8 +183,6 @@ def for_validation(args: dict[str, Any], rt: Any, notes: list[str]) -> TargetCom
         return None
     if not targets:
         return None
-    from .runtime import RECORDER
-
     RECORDER.record_launches(True)
     return TargetCompiler(targets, rt.triton_version)
 
@@ -203,6 +212,24 @@ def finish(compiler: TargetCompiler, specs: list[LaunchSpec], v: Any) -> dict[st
         v.find(f["check"], f"target {', '.join(section['targets'])}", f["message"], f["evidence"], f["severity"])
         v.findings[f["check"]]["fix"] = f["fix"]
     return section
+
+
+def dump(report: dict[str, Any], rt: Any) -> None:
+    """With P2T_DUMP_LAUNCH_SPECS set: the candidate's recorded launches (and on a GPU the real compile's facts per
+    launch) as JSON in that folder, for benchmarks/compile_agreement.py."""
+    folder = os.environ.get(DUMP_ENV)
+    if not folder:
+        return
+    from .runtime import RECORDER
+
+    specs = [dict(s.as_dict(), key=s.key(), error=s.error, facts=RECORDER.spec_facts.get(s.key()))
+             for s in RECORDER.launch_specs()]
+    RECORDER.record_launches(False)
+    name = hashlib.sha1(str(report.get("candidate")).encode()).hexdigest()[:16]
+    data = {"candidate": report.get("candidate"), "device": rt.device, "gpu": rt.gpu_name,
+            "triton_version": rt.triton_version, "specs": specs, "target_compile": report.get("target_compile")}
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    (Path(folder) / f"{name}.json").write_text(json.dumps(data, default=str))
 
 
 def _with_occupancy(r: dict[str, Any]) -> dict[str, Any]:
@@ -238,7 +265,7 @@ def _start(jobs: list[Job], targets: list[int]) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["TRITON_DEFAULT_FP_FUSION"] = env.get("TRITON_DEFAULT_FP_FUSION", "1")  # 3.9 warns when unset; 1 = default
     request = {"jobs": [dict(j.spec.as_dict(), id=i, autotuned=j.all_configs) for i, j in enumerate(jobs)],
-               "targets": targets}
+               "targets": targets, "rows_cache": str(cache_dir() / "rows")}
     req = cache_dir() / f"request.{os.getpid()}.{time.monotonic_ns()}.json"
     req.write_text(json.dumps(request))
     with req.open() as stdin:  # a file, not a pipe: the child reads it while the validation goes on

@@ -207,11 +207,49 @@ def _is_user_warning(w: Any) -> bool:
     return "/triton/language/" in where  # raised while building the user's code; the compiler's own are machinery
 
 
+def _row_key(jit: Any, spec: dict[str, Any], cfg: Any, cc: int) -> str:
+    """The key of one row: what Triton's own cache keys on (the kernel's and its callees' source via
+    JITFunction.cache_key, the specialisation, the options), the target and this Triton."""
+    import hashlib
+
+    import triton
+
+    cfg_kw = {} if cfg is None else (cfg.all_kwargs() if hasattr(cfg, "all_kwargs") else dict(cfg.kwargs))
+    text = json.dumps([jit.cache_key, spec["params"], spec["options"], sorted((k, str(v)) for k, v in cfg_kw.items()),
+                       cc, triton.__version__], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cached_compile(spec: dict[str, Any], cfg: Any, cc: int, jit: Any, tool: str | None, rows_dir: Path | None
+                    ) -> dict[str, Any]:
+    """compile_one behind a per-row cache: a row is kept only once compiled here, so its warnings are the
+    frontend's (a hit in Triton's own cache skips the frontend and would lose them)."""
+    if rows_dir is None:
+        return compile_one(spec, cfg, cc, jit, tool)
+    path = rows_dir / f"{_row_key(jit, spec, cfg, cc)}.json"
+    try:
+        return dict(json.loads(path.read_text()), row_cached=True)
+    except (OSError, ValueError):
+        pass
+    row = compile_one(spec, cfg, cc, jit, tool)
+    if row.get("ok") is not None:
+        try:
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(row, default=str))
+            tmp.replace(path)
+        except OSError:
+            pass
+    return row
+
+
 def run(request: dict[str, Any]) -> dict[str, Any]:
     """Every job for every target; a job that cannot be loaded gives one row with its reason."""
     import triton
 
     tool = _cuobjdump()
+    rows_dir = Path(request["rows_cache"]) if request.get("rows_cache") else None
+    if rows_dir is not None:
+        rows_dir.mkdir(parents=True, exist_ok=True)
     modules: dict[str, Any] = {}
     out: list[dict[str, Any]] = []
     for spec in request["jobs"]:
@@ -225,7 +263,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         for cc in request["targets"]:
             for cfg in configs:
                 try:
-                    rows.append(compile_one(spec, cfg, int(cc), jit, tool))
+                    rows.append(_cached_compile(spec, cfg, int(cc), jit, tool, rows_dir))
                 except Exception as e:  # noqa: BLE001 - a fault of this tool, named per row
                     rows.append({"config": _describe(cfg, spec), "target": f"sm_{cc}", "ok": None,
                                  "internal": f"{type(e).__name__}: {e}"[:300] + traceback.format_exc()[-600:]})
