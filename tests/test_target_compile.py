@@ -135,3 +135,23 @@ def test_trial_stage3_fails_validation_for_sm90(service):
     assert {r["kernel"] for r in tcs["rows"]} == {"linear_sigmoid_kernel", "linear_lse_partial_kernel",
                                                   "lse_combine_kernel"}
     assert sum(r["kernel"] == "linear_sigmoid_kernel" for r in tcs["rows"]) >= 5  # every GPU config offered
+
+
+def test_estimate_carries_the_resources_for_its_gpu(tmp_path: Path):
+    """run_benchmark without a GPU: the counted launches compiled for the estimate's GPU (L4: sm_89)."""
+    import shutil
+
+    from pytorch_to_triton.service import Service
+
+    for p in (Path(__file__).parent / "estimate_fixtures").glob("softmax_*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    svc = Service(tmp_path, device="cpu")
+    try:
+        rep = svc.benchmark(reference="softmax_reference.py", candidates=["softmax_one_pass.py"], gpu="L4")
+    finally:
+        svc.close()
+    res = rep.model_extra["estimate"][0]["resources"]
+    assert res["targets"] == ["sm_89"] and res["rows"] and all(r["ok"] for r in res["rows"])
+    row = res["rows"][0]
+    assert row["n_regs"] > 0 and row["n_spills"] == 0 and 0 < row["occupancy"] <= 1
+    assert any("registers" in n and "sm_89" in n for n in rep.notes), rep.notes
