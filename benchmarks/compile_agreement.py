@@ -5,15 +5,18 @@ stage (trials=1) with P2T_DUMP_LAUNCH_SPECS set, so the worker writes every laun
 also what the real compile of that launch gave (n_regs, n_spills, shared, or the compile error). Then it compiles
 each recorded specialisation exactly (worker/target_compile_child.py, the product's own CPU-side compile) for sm_90.
 
-    # CPU machine (no GPU): record under the interpreter, compile, save the rows for the GPU run to compare with
+    # CPU machine (no GPU): record under the interpreter (or reuse dumps: --from DIR), compile, save
     python benchmarks/compile_agreement.py --save benchmarks/results/target_compile_cpu_triton39.json
     # GPU machine: record the GPU's compile, the CPU-side compile there (its Triton), and the saved CPU rows
     python3 benchmarks/compile_agreement.py --against benchmarks/results/target_compile_cpu_triton39.json
 
-Agreement (the acceptance): per launch, the same success or failure and registers within +-8 (REG_TOLERANCE). On a
-GPU it prints one table row per launch and a summary; JSON to $OUT/compile_agreement.json. Launches recorded on the
-CPU ran at the interpreter's shrunk sizes, so only launches with the same specialisation key on both machines are
-compared against the saved file (matched by file, kernel, argument types/divisibility, constexprs, options).
+Agreement (the acceptance): per launch, the same success or failure and registers within +-8 (REG_TOLERANCE).
+- agree_here: the GPU's own compile of each launch (the JIT's CompiledKernel: n_regs, n_spills from the driver)
+  vs the CPU-side compile of the same specialisation on the same machine (the child, cuobjdump's numbers);
+- agree_saved: the launches a CPU machine recorded and compiled with its Triton (3.9, saved file) compiled again
+  here with this Triton (3.6 on the H200 image): the same specialisations across the two Triton versions;
+  and, where a GPU launch has the same key as a saved one, the GPU's own compile vs the saved row.
+One table row per launch and a summary; JSON to $OUT/compile_agreement.json.
 """
 
 from __future__ import annotations
@@ -33,9 +36,9 @@ REG_TOLERANCE = 8
 
 
 def stages() -> list[tuple[Path, Path]]:
-    """(reference, stage) of every gallery and trial stage."""
+    """(reference, stage) of every trial stage, then every gallery stage (the trials first: the budget may end)."""
     out = []
-    for stage in sorted(ROOT.glob("examples/*/stage*.py")) + sorted(ROOT.glob("benchmarks/trials/*/*/stage*.py")):
+    for stage in sorted(ROOT.glob("benchmarks/trials/*/*/stage*.py")) + sorted(ROOT.glob("examples/*/stage*.py")):
         ref = stage.parent / "reference.py"
         if ref.exists():
             out.append((ref, stage))
@@ -52,8 +55,8 @@ def portable(spec: dict[str, Any]) -> str:
                       default=str)
 
 
-def record(dump: Path, budget_s: float, only: str | None) -> tuple[list[dict[str, Any]], list[str]]:
-    """Validate every stage with the launch dump on; the dumped launches and what was skipped."""
+def record(dump: Path, budget_s: float, only: str | None) -> list[str]:
+    """Validate every stage with the launch dump on; what was skipped."""
     from pytorch_to_triton.service import Service
 
     os.environ["P2T_DUMP_LAUNCH_SPECS"] = str(dump)
@@ -78,6 +81,11 @@ def record(dump: Path, budget_s: float, only: str | None) -> tuple[list[dict[str
             print(f"{stage.relative_to(ROOT)}: {verdict} ({time.monotonic() - t0:.1f} s)", file=sys.stderr, flush=True)
     finally:
         svc.close()
+    return skipped
+
+
+def read_dumps(dump: Path) -> list[dict[str, Any]]:
+    """Every launch the validations dumped (P2T_DUMP_LAUNCH_SPECS)."""
     launches = []
     for f in sorted(dump.glob("*.json")):
         d = json.loads(f.read_text())
@@ -85,7 +93,18 @@ def record(dump: Path, budget_s: float, only: str | None) -> tuple[list[dict[str
             if not s.get("error"):
                 launches.append(dict(s, candidate=d["candidate"], device=d["device"], gpu=d.get("gpu"),
                                      recorded_with=d["triton_version"]))
-    return launches, skipped
+    return launches
+
+
+def rerooted(spec: dict[str, Any]) -> dict[str, Any]:
+    """A saved launch with its file under this checkout (saved files name another machine's paths)."""
+    rel = json.loads(spec["portable_key"])[0]
+    return dict(spec, file=str(ROOT / rel)) if (ROOT / rel).exists() else spec
+
+
+def _key(s: dict[str, Any]) -> str:
+    return json.dumps([s["file"], s["qualname"], s["params"], sorted(s["options"].items())], sort_keys=True,
+                      default=str)
 
 
 def compile_exact(launches: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -125,24 +144,36 @@ def main() -> int:
     ap.add_argument("--against", help="GPU: also compare with the rows a CPU run saved (--save)")
     ap.add_argument("--budget-s", type=float, default=150.0, help="time for the validations (default 150 s)")
     ap.add_argument("--only", help="only stages whose path contains this")
+    ap.add_argument("--from", dest="from_dir", help="reuse the dumps in this folder instead of validating again")
     a = ap.parse_args()
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory() as tmp:
-        launches, skipped = record(Path(tmp), a.budget_s, a.only)
+    skipped: list[str] = []
+    if a.from_dir:
+        launches = read_dumps(Path(a.from_dir))
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            skipped = record(Path(tmp), a.budget_s, a.only)
+            launches = read_dumps(Path(tmp))
     t_rec = time.monotonic() - t0
-    rows = compile_exact(launches)
+    saved_rows = json.loads(Path(a.against).read_text())["launches"] if a.against and Path(a.against).exists() else []
+    saved_specs = [rerooted(dict(r["spec"], portable_key=r["portable_key"])) for r in saved_rows if r.get("spec")]
+    rows = compile_exact(launches + saved_specs)
     t_comp = time.monotonic() - t0 - t_rec
-    saved = {}
-    if a.against and Path(a.against).exists():
-        saved = {r["portable_key"]: r for r in json.loads(Path(a.against).read_text())["launches"]}
+    saved = {r["portable_key"]: r for r in saved_rows}
     table = []
     for s in launches:
-        cpu = rows.get(json.dumps([s["file"], s["qualname"], s["params"], sorted(s["options"].items())],
-                                  sort_keys=True, default=str))
         other = saved.get(portable(s), {}).get("cpu")
-        table.append({"candidate": s["candidate"], "kernel": s["kernel"], "portable_key": portable(s),
-                      "gpu": s.get("facts"), "cpu": cpu, "saved_cpu": other,
-                      "agree_here": agree(s.get("facts"), cpu), "agree_saved": agree(s.get("facts"), other)})
+        spec = {k: s[k] for k in ("kernel", "qualname", "module", "file", "params", "options")}
+        table.append({"candidate": s["candidate"], "kernel": s["kernel"], "portable_key": portable(s), "spec": spec,
+                      "gpu": s.get("facts"), "cpu": rows.get(_key(s)), "saved_cpu": other,
+                      "agree_here": agree(s.get("facts"), rows.get(_key(s))), "agree_saved": agree(s.get("facts"),
+                                                                                              other)})
+    for s in saved_specs:  # the CPU machine's launches, compiled again with this Triton
+        here, there = rows.get(_key(s)), saved[s["portable_key"]].get("cpu")
+        table.append({"candidate": saved[s["portable_key"]]["candidate"], "kernel": s["kernel"],
+                      "portable_key": s["portable_key"], "gpu": None, "cpu": here, "saved_cpu": there,
+                      "agree_here": "-", "agree_saved": agree(here, there) if here and there else "-",
+                      "versions": f"{(here or {}).get('triton_version')} vs {(there or {}).get('triton_version')}"})
     out = {"launches": table, "skipped": skipped, "record_s": round(t_rec, 1), "compile_s": round(t_comp, 1),
            "device": launches[0]["device"] if launches else None, "gpu": launches[0].get("gpu") if launches else None}
     if a.save:

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "server"))
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", help="only stages whose path contains this")
+    ap.add_argument("--only", help="comma-separated: only stages whose path contains one of these")
     a = ap.parse_args()
     from pytorch_to_triton.service import Service
 
@@ -35,7 +35,7 @@ def main() -> int:
     rows = []
     try:
         for stage in sorted(ROOT.glob("examples/*/stage*.py")):
-            if a.only and a.only not in str(stage):
+            if a.only and not any(w in str(stage) for w in a.only.split(",")):
                 continue
             ref, cand = str((stage.parent / "reference.py").relative_to(ROOT)), str(stage.relative_to(ROOT))
             rec = {"stage": cand}
