@@ -99,14 +99,17 @@ def launch_spec(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any], wrap
     except Exception as e:  # noqa: BLE001 - an argument Triton itself would refuse: the launch reports it
         spec.error = f"{type(e).__name__}: {str(e)[:200]}"
         return spec
-    for p, (ty, attr) in zip(twin.params, specialization):
-        if ty == "constexpr":
-            val = _value(attr)
-            if val == _UNSERIALISABLE:
-                spec.error = f"constexpr {p.name} is a {type(attr).__name__}: a fresh process cannot rebuild it"
-            spec.params.append({"name": p.name, "type": "constexpr", "value": val})
-        else:
-            spec.params.append({"name": p.name, "type": _value(ty), "attr": _value(attr)})
+    try:
+        for p, (ty, attr) in zip(twin.params, specialization):
+            if ty == "constexpr":
+                val = _value(attr)
+                if val == _UNSERIALISABLE:
+                    spec.error = f"constexpr {p.name} is a {type(attr).__name__}: a fresh process cannot rebuild it"
+                spec.params.append({"name": p.name, "type": "constexpr", "value": val})
+            else:
+                spec.params.append({"name": p.name, "type": _value(ty), "attr": _value(attr)})
+    except (TypeError, ValueError) as e:  # a tuple argument's nested specialisation: not rebuilt here
+        spec.error = f"{type(e).__name__}: {str(e)[:200]}"
     spec.options = {k: _value(v) for k, v in options.items() if k in _OPTION_KEYS}
     spec.autotuned = _is_autotuner(wrapper)
     return spec
