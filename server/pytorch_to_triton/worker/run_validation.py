@@ -80,7 +80,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                  progress=done, total=total)
             rec = v.run_case(task, name, shape, dtype, scale, trial, state=state)
             v.cases.append(rec)
-            if compiler is not None and not compiler.jobs:  # the first launches compile while the cases go on
+            if compiler is not None:  # new specialisations compile while the cases go on (none new: nothing runs)
                 compiler.submit(RECORDER.launch_specs())
             if not rec["ok"]:
                 failed_cases.add(name)

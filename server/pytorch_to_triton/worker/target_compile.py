@@ -72,8 +72,8 @@ class Job:
     cached: bool = False
 
 
-def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str,
-         max_per_kernel: int = MAX_PER_KERNEL) -> tuple[list[Job], list[str]]:
+def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str, max_per_kernel: int = MAX_PER_KERNEL,
+         hashes: dict[str, str] | None = None) -> tuple[list[Job], list[str]]:
     """Distinct specialisations, in launch order; notes for launches that cannot be compiled elsewhere."""
     jobs: list[Job] = []
     notes: list[str] = []
@@ -81,7 +81,7 @@ def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str,
     seen: set[str] = set()
     first_of: set[str] = set()
     per_kernel: dict[str, int] = {}
-    hashes: dict[str, str] = {}
+    hashes = {} if hashes is None else hashes  # file -> source hash (a validation reads each file once)
     for s in specs:
         if s.error:
             note = f"{s.kernel}: not compiled for the target ({s.error})"
@@ -115,13 +115,14 @@ class TargetCompiler:
         self.targets = targets
         self.version = triton_version
         self.jobs: dict[str, Job] = {}
+        self._hashes: dict[str, str] = {}
         self.notes: list[str] = []
         self._running: list[tuple[subprocess.Popen[str], list[Job], float]] = []
         self.t_wait = 0.0
 
     def submit(self, specs: list[LaunchSpec]) -> None:
         """Start compiling the specialisations not seen yet (cached ones are read at once)."""
-        jobs, notes = plan(specs, self.targets, self.version, self.max_per_kernel)
+        jobs, notes = plan(specs, self.targets, self.version, self.max_per_kernel, self._hashes)
         self.notes.extend(n for n in notes if n not in self.notes)
         todo = []
         for j in jobs:
