@@ -36,6 +36,8 @@ ENV_ALLOW = {
     "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
     "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
     "P2T_WORKER_PROFILE",  # worker/__main__.py: a cProfile per request (benchmarks/worker_gap.py)
+    "P2T_TARGET_GPUS",  # worker/target_compile.py: a project's default target GPUs (the service passes its own too)
+    "P2T_DUMP_LAUNCH_SPECS",  # worker/target_compile.py: each launch's specialisation to a folder (compile_agreement)
 }
 ENV_ALLOW_PREFIXES = ("TRITON_", "LC_", "NCCL_", "CUBLAS_", "CUDNN_", "PYTORCH_")
 STDERR_TAIL_BYTES = 64 * 1024
