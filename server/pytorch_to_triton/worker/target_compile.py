@@ -170,9 +170,9 @@ def for_validation(args: dict[str, Any], rt: Any, notes: list[str]) -> TargetCom
     real), or when the targets are off (args["target_gpus"], else P2T_TARGET_GPUS, else sm_90)."""
     from .runtime import RECORDER
 
+    if os.environ.get(DUMP_ENV):  # every launch for compile_agreement.py (on a GPU with the real compile's facts)
+        RECORDER.record_launches(True)
     if not rt.interpreter:
-        if os.environ.get(DUMP_ENV):  # the GPU's own compile of each launch, for compile_agreement.py
-            RECORDER.record_launches(True)
         return None
     raw = args["target_gpus"] if "target_gpus" in args else os.environ.get("P2T_TARGET_GPUS")
     if raw == []:  # the service's parsed "none"
