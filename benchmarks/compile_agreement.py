@@ -65,7 +65,7 @@ def record(dump: Path, budget_s: float, only: str | None) -> list[str]:
     skipped, t_end = [], time.monotonic() + budget_s
     try:
         for ref, stage in stages():
-            if only and only not in str(stage):
+            if only and not any(w in str(stage) for w in only.split(",")):
                 continue
             left = t_end - time.monotonic()
             if left < 10:
@@ -143,7 +143,7 @@ def main() -> int:
     ap.add_argument("--save", help="CPU: write the recorded launches and their sm_90 rows to this JSON")
     ap.add_argument("--against", help="GPU: also compare with the rows a CPU run saved (--save)")
     ap.add_argument("--budget-s", type=float, default=150.0, help="time for the validations (default 150 s)")
-    ap.add_argument("--only", help="only stages whose path contains this")
+    ap.add_argument("--only", help="comma-separated: only stages whose path contains one of these")
     ap.add_argument("--from", dest="from_dir", help="reuse the dumps in this folder instead of validating again")
     a = ap.parse_args()
     t0 = time.monotonic()
