@@ -70,6 +70,8 @@ def test_audit_compile_count_on_real_probes(service):
 
 
 def test_audit_reports_a_kernel_that_does_not_compile_for_sm90(service):
-    rep = service.audit(path=f"{FIX}/scale_global.py", harness=f"{FIX}/harness_scale.py", compile=False)
+    rep = service.audit(path=f"{FIX}/scale_global.py", harness=f"{FIX}/harness_scale.py")
     f = next(f for f in rep.findings if f.check == "target_compile")
     assert f.severity == "P0" and f.line == 14 and "SCALE" in f.evidence and "sm_90" in f.evidence, rep.markdown
+    off = service.audit(path=f"{FIX}/scale_global.py", harness=f"{FIX}/harness_scale.py", compile=False)
+    assert not [f for f in off.findings if f.check.startswith("target_")]  # compile=false: no compile

@@ -216,7 +216,9 @@ def build_server(service: Service) -> MCPServer:
         path: Annotated[str | None, Field(description="Triton source file to audit")] = None,
         code: Annotated[str | None, Field(description="source inline instead of a path")] = None,
         compile: Annotated[bool, Field(description="also compile on the GPU for registers, spills, vectorization, "
-                                       "wgmma (needs reference)")] = True,
+                                       "wgmma (needs reference); without a GPU, the probes' launches compiled for the "
+                                       "target GPU (sm_90 or the sidecar's target_gpus): does not compile, spills, "
+                                       "configs over shared memory")] = True,
         reference: Annotated[str | None, Field(description="reference.py whose inputs drive the compiled analysis")] = None,
         timeout_s: Annotated[float, Field(ge=1, le=3600)] = 300,
         harness: Annotated[str | None, Field(description=(

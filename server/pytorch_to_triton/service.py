@@ -433,7 +433,8 @@ class Service:
             report.not_checked.append("compiled analysis skipped: pass reference= (a task reference.py) so the kernel "
                                       "can be compiled for representative inputs on a GPU")
         task_ref, side, side_err = self._audit_task(src_path, code, reference)
-        report = self._probe(report, src_path, harness, task_ref, side, probe, timeout_s, device, on_event, cancel)
+        report = self._probe(report, src_path, harness, task_ref, side, probe, timeout_s, device, on_event, cancel,
+                             compile)
         if on_event:
             on_event("report", 2, 2)
         data = report.model_dump(mode="json")
@@ -471,7 +472,7 @@ class Service:
 
     def _probe(self, report: Any, src_path: Path, harness: str | None, task_ref: Path | None,
                side: sidecar.Sidecar | None, probe: bool, timeout_s: float, device: str | None,
-               on_event: OnEvent | None, cancel: threading.Event | None) -> Any:
+               on_event: OnEvent | None, cancel: threading.Event | None, compile: bool = True) -> Any:
         """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence."""
         from .audit.evidence import weigh
         from .audit.probe_plan import plan
@@ -483,6 +484,9 @@ class Service:
             # A KernelBench task reference as the example call: the sizes its validation runs at (the worker reads
             # them only for that form).
             p.args.update(sizes=dict(side.sizes), sizes_interpreter=dict(side.sizes_interpreter))
+        if p.args is not None:  # without a GPU the probes' launches compile for the target (sidecar's GPUs), unless
+            # compile=false (then only the specialisation keys are counted, for the compile-count probe)
+            p.args["target_gpus"] = _targets(None, side.target_gpus if side else None) if compile else []
         if not probe:
             return weigh(report, None, "probe=false", accept=p.accept)
         if p.args is None:
