@@ -8,9 +8,10 @@ neighbours, specialisation, target, Triton version), and turns the rows into fin
 - shared memory over the target's per-block limit, or registers x threads over the register file: the config cannot
   launch there (a failure for a kernel without autotune; a warning naming the config when an autotuner would skip it);
 - spills (local memory): a warning naming the config;
-- Triton deprecation warnings raised while compiling: a portability warning naming the versions that break.
+- Triton deprecation warnings raised while compiling: a portability warning naming the Triton that raised it.
 
-On a GPU the real compile already happens at launch: nothing here runs there (the audit's compiled facts read it).
+On a GPU the real compile already happens at launch: nothing here runs there (the audit's compiled facts read it),
+except, with P2T_DUMP_LAUNCH_SPECS set, the dump of each launch and its real compile (compile_agreement.py).
 """
 
 from __future__ import annotations
