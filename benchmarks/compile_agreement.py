@@ -118,12 +118,14 @@ def compile_exact(launches: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     specs = [LaunchSpec(kernel=s["kernel"], qualname=s["qualname"], module=s["module"], file=s["file"],
                         params=s["params"], options=s["options"], autotuned=False) for s in launches]
     n = max(1, min(PARALLEL, (os.cpu_count() or 2) // 2, len(specs)))
-    comps = [TargetCompiler([90], triton.__version__, max_compiles=10_000, max_per_kernel=10_000) for _ in range(n)]
+    comps = [TargetCompiler([90], triton.__version__, max_compiles=10_000, max_per_kernel=10_000, timeout_s=3000)
+             for _ in range(n)]
     for i, comp in enumerate(comps):  # one child each, compiling at the same time
         comp.submit(specs[i::n])
     out = {}
     for comp in comps:
-        comp.collect()
+        for note in comp.collect()["notes"]:
+            print(f"note: {note}", file=sys.stderr)
         for j in comp.jobs.values():
             row = j.rows[0] if j.rows else {"ok": None, "error": j.unreachable}
             out[j.spec.key()] = dict(row, triton_version=triton.__version__)

@@ -111,8 +111,8 @@ class TargetCompiler:
     """Compiles the recorded launches of one validation for the targets; submit early, collect at the end."""
 
     def __init__(self, targets: list[int], triton_version: str, max_compiles: int = MAX_COMPILES,
-                 max_per_kernel: int = MAX_PER_KERNEL):
-        self.max_compiles, self.max_per_kernel = max_compiles, max_per_kernel
+                 max_per_kernel: int = MAX_PER_KERNEL, timeout_s: float = TIMEOUT_S):
+        self.max_compiles, self.max_per_kernel, self.timeout_s = max_compiles, max_per_kernel, timeout_s
         self.targets = targets
         self.version = triton_version
         self.jobs: dict[str, Job] = {}
@@ -147,7 +147,7 @@ class TargetCompiler:
         """Wait for the children; the report section (rows per kernel/config/target, what was cached)."""
         t0 = time.perf_counter()
         for proc, jobs, started in self._running:
-            _finish(proc, jobs, started, self.notes)
+            _finish(proc, jobs, started, self.notes, self.timeout_s)
         self._running = []
         self.t_wait += time.perf_counter() - t0
         return self.section()
@@ -277,14 +277,15 @@ def _start(jobs: list[Job], targets: list[int]) -> subprocess.Popen[str]:
     return proc
 
 
-def _finish(proc: subprocess.Popen[str], jobs: list[Job], started: float, notes: list[str]) -> None:
-    left = max(1.0, TIMEOUT_S - (time.perf_counter() - started))
+def _finish(proc: subprocess.Popen[str], jobs: list[Job], started: float, notes: list[str],
+            timeout_s: float = TIMEOUT_S) -> None:
+    left = max(1.0, timeout_s - (time.perf_counter() - started))
     try:
         out, err = proc.communicate(timeout=left)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        notes.append(f"compile for the target stopped after {TIMEOUT_S:.0f} s: {len(jobs)} specialisation(s) unchecked")
+        notes.append(f"compile for the target stopped after {timeout_s:.0f} s: {len(jobs)} specialisation(s) unchecked")
         return
     try:
         answer = json.loads(out)
