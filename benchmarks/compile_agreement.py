@@ -136,6 +136,11 @@ def agree(gpu: dict[str, Any] | None, cpu: dict[str, Any] | None) -> str:
     """'yes', 'no: why' or '-' (nothing to compare)."""
     if not gpu or not cpu or cpu.get("ok") is None:
         return "-"
+    if not gpu.get("ok") and "OutOfResources" in str(gpu.get("error")) and cpu.get("ok"):
+        # compiled on both sides, refused at launch on the GPU: the CPU side must have called it unfit
+        from pytorch_to_triton.worker.target_compile import _unfit
+
+        return "yes" if _unfit(cpu, 90) else "no: the GPU ran out of resources, the CPU side saw it fit"
     if bool(gpu.get("ok")) != bool(cpu.get("ok")):
         return f"no: GPU {'compiled' if gpu.get('ok') else 'failed'}, CPU {'compiled' if cpu.get('ok') else 'failed'}"
     if gpu.get("ok") and gpu.get("n_regs") is not None and cpu.get("n_regs") is not None and \
