@@ -189,7 +189,7 @@ def main() -> int:
            "device": launches[0]["device"] if launches else None, "gpu": launches[0].get("gpu") if launches else None}
     if a.save:
         Path(a.save).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.save).write_text(json.dumps(out, indent=1, default=str))
+        Path(a.save).write_text(json.dumps(out, separators=(",", ":"), default=str))  # one line: a data file
     dest = Path(os.environ.get("OUT", "/tmp/out"))
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "compile_agreement.json").write_text(json.dumps(out, indent=1, default=str))
