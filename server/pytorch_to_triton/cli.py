@@ -127,7 +127,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                            trials=args.trials, seed=args.seed, tolerances=tol, cases=cases,
                            replace_cases=args.replace_cases, only_cases=_csv(args.only_cases), gradients=args.gradients,
                            large_offsets=args.large_offsets, sizes=_sizes(args.sizes), strict=args.strict,
-                           timeout_s=args.timeout, budget_s=args.budget,
+                           target_gpus=args.gpu, timeout_s=args.timeout, budget_s=args.budget,
                            device=args.device, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
@@ -233,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--strict", action="store_true", help="robustness (layouts, empty dims, NaN/inf, extreme values) "
                    "fails the verdict too")
     v.add_argument("--sizes", help="KernelBench: module-level size overrides, e.g. batch_size=7,dim=1000")
+    v.add_argument("--gpu", help="no GPU here: the GPU(s) every launched kernel is compiled for, e.g. sm_90,sm_100 or "
+                   "H100 (default sm_90, or the sidecar's target_gpus; 'none' skips the compile)")
     v.add_argument("--timeout", type=float, default=600)
     v.add_argument("--budget", type=float, default=None, help="seconds a validation under the CPU interpreter may "
                    "take (default 120: cases that would not fit are left out and named; 0 = no budget)")

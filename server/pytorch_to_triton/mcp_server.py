@@ -137,6 +137,10 @@ def build_server(service: Service) -> MCPServer:
                                       "empty dims, NaN/inf and extreme values then fail it. Yes for a library "
                                       "kernel called from unknown code; no for a model's hot path with known "
                                       "inputs (the default reports them beside the verdict)")] = False,
+        target_gpus: Annotated[list[str] | None, Field(description="without a GPU: the GPUs every launched kernel is "
+                                                       "compiled for (each autotune config), e.g. ['sm_90', 'sm_100'] "
+                                                       "or ['H100']; default sm_90 or the sidecar's target_gpus; "
+                                                       "['none'] skips it")] = None,
         timeout_s: Annotated[float, Field(ge=1, le=3600, description="wall-clock limit per candidate")] = 600,
         budget_s: Annotated[float | None, Field(ge=0, le=3600, description="no GPU: seconds the interpreter's "
                                                 "cases may take (default 120; the sidecar's budget = ...); cases "
@@ -153,8 +157,8 @@ def build_server(service: Service) -> MCPServer:
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, dtypes=dtypes, cases=cases, replace_cases=replace_cases,
                          only_cases=only_cases, trials=trials, seed=seed, tolerances=tolerances, gradients=gradients,
-                         large_offsets=large_offsets, sizes=sizes, strict=strict, timeout_s=timeout_s,
-                         budget_s=budget_s, device=device)
+                         large_offsets=large_offsets, sizes=sizes, strict=strict, target_gpus=target_gpus,
+                         timeout_s=timeout_s, budget_s=budget_s, device=device)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # logging is deprecated in 2026-07 MCP, still read by older clients
             await ctx.info(rep.summary.splitlines()[0])
@@ -215,7 +219,9 @@ def build_server(service: Service) -> MCPServer:
         path: Annotated[str | None, Field(description="Triton source file to audit")] = None,
         code: Annotated[str | None, Field(description="source inline instead of a path")] = None,
         compile: Annotated[bool, Field(description="also compile on the GPU for registers, spills, vectorization, "
-                                       "wgmma (needs reference)")] = True,
+                                       "wgmma (needs reference); without a GPU, the probes' launches compiled for the "
+                                       "target GPU (sm_90 or the sidecar's target_gpus): does not compile, spills, "
+                                       "configs over shared memory")] = True,
         reference: Annotated[str | None, Field(description="reference.py whose inputs drive the compiled analysis")] = None,
         timeout_s: Annotated[float, Field(ge=1, le=3600)] = 300,
         harness: Annotated[str | None, Field(description=(

@@ -122,7 +122,7 @@ def no_gpu_benchmark(service: Any, ref: Path, cand_paths: list[Path], base: dict
             if on_event is not None and msg.get("type") == "progress":
                 on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
 
-        args = {**base, "candidate": str(cand), "candidate_display": display}
+        args = {**base, "candidate": str(cand), "candidate_display": display, "gpu": gpu.name}
         try:
             res = service.pool.call("estimate", args, timeout_s=timeout_s, on_event=fwd, cancel=cancel)
         except WorkerError as e:
@@ -146,6 +146,8 @@ def no_gpu_benchmark(service: Any, ref: Path, cand_paths: list[Path], base: dict
                      f"{first.get('estimated_for') or first.get('full_sizes')} (the problem's own sizes)")
     notes += [f"{stage}: {r['measured_note']}" for stage, r in rows if r.get("measured_note")]
     notes += [fit_line(stage, r) for stage, r in rows if r.get("ok") and (r.get("fit") or r.get("fit_note"))]
+    for stage, r in rows:
+        notes += resource_lines(stage, r.get("resources"))
     if (first.get("reference_full") or {}).get("bytes_source"):
         notes.append("the × column divides by the bytes the task sidecar's [bench] declares at full size (the op's "
                      "own reads and writes), not the reference's counted inputs + outputs")
@@ -160,6 +162,30 @@ def no_gpu_benchmark(service: Any, ref: Path, cand_paths: list[Path], base: dict
         peaks={"gpu": gpu.name, "bandwidth_gbs": gpu.bandwidth_gbs, "tflops": gpu.tflops, "source": gpu.source},
         estimate=[{"stage": s, **r, **({"times": times(r["scaled"], gpu)} if r.get("ok") else {})} for s, r in rows],
         runtime=next((dict(r["runtime"]) for _, r in rows if isinstance(r.get("runtime"), dict)), {}))
+
+
+def resource_lines(stage: str, section: dict[str, Any] | None) -> list[str]:
+    """The stage's launches compiled for the estimate's GPU on this CPU: one line per kernel (its first config's
+    registers, spills, shared memory, occupancy; how many configs) and one per finding (spills, configs that cannot
+    launch, compile failures)."""
+    if not section:
+        return []
+    if section.get("error"):
+        return [f"{stage}: no compile for the GPU ({section['error']})"]
+    out: list[str] = []
+    seen: dict[str, list[dict[str, Any]]] = {}
+    for r in section.get("rows") or []:
+        seen.setdefault(f"{r['kernel']} {r['target']}", []).append(r)
+    where = f"compiled here with Triton {section.get('triton_version')}"
+    for name, rs in seen.items():
+        r = next((x for x in rs if x.get("ok")), rs[0])
+        if not r.get("ok"):
+            continue  # the finding below says it
+        occ = f", occupancy {r['occupancy']:.0%} ({r.get('limited_by')})" if r.get("occupancy") is not None else ""
+        out.append(f"{stage}: {name} ({where}; {r['config']}): {r.get('n_regs')} registers, {r.get('n_spills')} "
+                   f"spilled, {r.get('shared')} B shared{occ}" + (f"; {len(rs)} configs" if len(rs) > 1 else ""))
+    out += [f"{stage}: {f['severity'].upper()} {f['message']}" for f in section.get("findings") or []]
+    return out
 
 
 def report_lines(rows: list[tuple[str, dict[str, Any]]], gpu_name: str | None) -> list[str]:

@@ -8,6 +8,7 @@ UsageError; a failing kernel comes back as data (`ok: false`).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import threading
@@ -36,6 +37,19 @@ KNOWN_DTYPES = {
 }
 VALIDATION_TIMEOUT_S = 600.0
 BENCHMARK_TIMEOUT_S = 600.0
+
+
+def _targets(explicit: list[str] | str | None, from_sidecar: list[int] | None) -> list[int]:
+    """The GPUs a CPU validation compiles for: the argument, else the sidecar's, else P2T_TARGET_GPUS, else sm_90."""
+    from . import gpu_targets
+
+    raw: Any = explicit if explicit not in (None, "", []) else from_sidecar
+    if raw is None:
+        raw = os.environ.get("P2T_TARGET_GPUS")  # a project's default
+    try:
+        return gpu_targets.parse(raw)
+    except ValueError as e:
+        raise UsageError(f"target_gpus: {e}") from None
 
 
 def _check_dtypes(dtypes: list[str] | None) -> None:
@@ -163,6 +177,7 @@ class Service:
         sizes: dict[str, int] | None = None,
         strict: bool = False,
         require: list[str] | None = None,
+        target_gpus: list[str] | str | None = None,
         timeout_s: float = VALIDATION_TIMEOUT_S,
         budget_s: float | None = None,
         device: str | None = None,
@@ -201,6 +216,7 @@ class Service:
             if not 0 <= float(merged["budget_s"]) <= 3600:
                 raise UsageError("budget_s must be between 0 (no budget) and 3600 seconds")
             base["budget_s"] = float(merged["budget_s"])
+        base["target_gpus"] = _targets(target_gpus, merged.get("target_gpus"))
         if merged.get("sizes_interpreter"):
             base["sizes_interpreter"] = check_sizes(merged["sizes_interpreter"], "sizes.interpreter")
         reports: list[CandidateReport] = []
@@ -449,7 +465,8 @@ class Service:
         elif compile:
             report.not_checked.append("compiled analysis skipped: pass reference= (a task reference.py) so the kernel "
                                       "can be compiled for representative inputs on a GPU")
-        report = self._probe(report, p, task_ref, side, probe, timeout_s, device, on_event, cancel, contract, runtime)
+        report = self._probe(report, p, task_ref, side, probe, timeout_s, device, on_event, cancel, contract, runtime,
+                             compile)
         if on_event:
             on_event("report", 2, 2)
         data = report.model_dump(mode="json")
@@ -488,10 +505,10 @@ class Service:
 
     def _probe(self, report: Any, p: Any, task_ref: Path | None, side: sidecar.Sidecar | None, probe: bool,
                timeout_s: float, device: str | None, on_event: OnEvent | None, cancel: threading.Event | None,
-               contract: Any, runtime: dict[str, Any]) -> Any:
+               contract: Any, runtime: dict[str, Any], compile: bool = True) -> Any:
         """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence,
         tiered against the contract. `runtime` gets the worker's runtime when the probes ran and nothing ran the
-        file before."""
+        file before; with `compile` (and no GPU) the probes' launches compile for the target GPUs too."""
         from .audit.evidence import weigh
 
         if p.args is not None and side is not None and task_ref is not None and p.args["harness"] == str(task_ref):
@@ -502,6 +519,9 @@ class Service:
             from .audit.sanitizer_evidence import suspect_probes
 
             p.args["sanitize_probes"] = suspect_probes(report)
+        if p.args is not None:  # without a GPU the probes' launches compile for the target (sidecar's GPUs), unless
+            # compile=false (then only the specialisation keys are counted, for the compile-count probe)
+            p.args["target_gpus"] = _targets(None, side.target_gpus if side else None) if compile else []
         if not probe:
             return weigh(report, None, "probe=false", accept=p.accept, contract=contract)
         if p.args is None:

@@ -27,7 +27,8 @@ DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16",
 _ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
             "fp64": "float64", "double": "float64"}
 PRESETS = ("tf32", "float32", "float16", "bfloat16", "float64")
-TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench", "audit", "require", "budget")
+TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench", "audit", "require", "budget",
+            "target_gpus")
 # What `require` may name: robustness kinds made part of the contract (worker/cases.py REQUIRE_KINDS) and
 # "all_triton" (no library compute beside the Triton kernels). strict=true on a tool means the four kinds.
 REQUIRE = ("layouts", "empty", "nan", "extreme", "all_triton")
@@ -174,6 +175,7 @@ class Sidecar:
     require: list[str] = field(default_factory=list)
     sizes_interpreter: dict[str, int] = field(default_factory=dict)
     budget: float | None = None  # seconds a CPU (interpreter) validation may take; 0 = no budget
+    target_gpus: list[int] | None = None  # the GPUs a CPU validation compiles for (gpu_targets.py); None: sm_90
 
     def describe(self, used: list[str]) -> str:
         """One line for a report: which file, and which of its settings this call used."""
@@ -415,6 +417,13 @@ def parse(text: str, path: Path, problem: Problem | None = None) -> Sidecar:
             side.bench["sizes"] = _sizes(b["sizes"], path, "bench.sizes", problem)
         if "cases" in b:
             side.bench["cases"] = _cases(b["cases"], path, "bench.cases", problem)
+    if "target_gpus" in raw:
+        from . import gpu_targets
+
+        try:
+            side.target_gpus = gpu_targets.parse(raw["target_gpus"])
+        except ValueError as e:
+            raise UsageError(f"{_where(path, 'target_gpus')}: {e}") from None
     if "audit" in raw:
         from .audit.audit_table import parse_audit
 
@@ -503,6 +512,9 @@ def for_validation(side: Sidecar | None, *, dtypes: list[str] | None, cases: lis
         used.append(f"{len(side.cases)} case(s) " + ", ".join(c["name"] for c in side.cases))
     out["tolerances"] = _merge_tols(side, tolerances, used)
     out["sizes"] = _merge_sizes(side.sizes, sizes, used, "sizes")
+    if side.target_gpus is not None:
+        out["target_gpus"] = list(side.target_gpus)
+        used.append("target GPUs " + (", ".join(f"sm_{c}" for c in side.target_gpus) or "none"))
     if side.sizes_interpreter and sizes is None:  # explicit sizes win over both
         out["sizes_interpreter"] = dict(side.sizes_interpreter)
         used.append("interpreter-only sizes " + ", ".join(f"{k}={v}" for k, v in side.sizes_interpreter.items()))

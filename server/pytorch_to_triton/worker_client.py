@@ -40,6 +40,8 @@ ENV_ALLOW = {
     # Triton would, and the sandbox allows exec of exactly that one (worker/toolchain.py). Passed only when they name
     # an executable (scrubbed_env): Triton runs CC as one path, so "ccache gcc" would break every launcher build.
     "CC", "CXX",
+    "P2T_TARGET_GPUS",  # worker/target_compile.py: a project's default target GPUs (the service passes its own too)
+    "P2T_DUMP_LAUNCH_SPECS",  # worker/target_compile.py: each launch's specialisation to a folder (compile_agreement)
 }
 ENV_ALLOW_PREFIXES = ("TRITON_", "LC_", "NCCL_", "CUBLAS_", "CUDNN_", "PYTORCH_")
 STDERR_TAIL_BYTES = 64 * 1024

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import tier_rules as tr
 from .contract import Contract
+from . import target_findings
 from .hypotheses import hypothesis
 from .model import AuditReport, Finding, Robustness
 from .sanitizer_evidence import weigh_sanitizer
@@ -153,6 +154,7 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
                                                         int((probed or {}).get("entry_line") or 0),
                                                         {k["name"] for k in report.kernels} or None))
     if probed is not None:
+        target_findings.add(report, probed)
         _weigh_recompiles(report, probed)
         _weigh_unrun_syncs(report, probed)
         _robustness(report, probes, repro, contract, int(probed.get("entry_line") or 0))
@@ -252,11 +254,14 @@ def _weigh_recompiles(report: AuditReport, probed: dict[str, Any]) -> None:
     seen = probed.get("constexpr_values") or {}
     batch = probed.get("constexpr_values_batch")  # up to the rows probe: only the batch changed
     varied = [p["name"] for p in probed.get("probes", []) if p.get("name") in ("rows", "sizes") and p.get("ran")]
+    new_keys = probed.get("batch_new_keys")  # kernel -> specialisations the rows probe's batch sizes added
     for f in report.findings:
         if f.id != "constexpr_recompile" or f.severity != "P1":
             continue
         m = re.search(r"tl\.constexpr of (\w+)", f.why)
         param = f.evidence.split("=", 1)[0].strip()
+        if new_keys is not None and m and not _compiles_per_batch(f, param, m.group(1), new_keys):
+            continue
         values = (seen.get(m.group(1)) or {}).get(param) if m else None
         if not values:
             continue  # the kernel never launched with it under the probes: the static finding stands
@@ -273,6 +278,25 @@ def _weigh_recompiles(report: AuditReport, probed: dict[str, Any]) -> None:
             f.severity = "P2"
             f.why = (f"verify: {param} stayed {values[0]} while the probes changed the sizes ({', '.join(varied)}): "
                      f"it recompiles only if it changes between your calls. {f.why}")
+
+
+def _compiles_per_batch(f: Finding, param: str, kernel: str, new_keys: dict[str, int]) -> bool:
+    """Issue 35 item 4: the compile-count probe. P1 stays only if the rows probe's other batch sizes gave the kernel a
+    new specialisation key (launch_specs.py: the key Triton compiles on), i.e. a second compile; else P2 "verify:".
+    True: the finding is left to the constexpr-value rules below."""
+    if kernel not in new_keys:
+        f.severity = "P2"
+        f.why = (f"verify: the probes' batch change did not launch {kernel}, so no second compile was seen; it "
+                 f"recompiles per call only if {param} changes between your calls. {f.why}")
+        return False
+    if new_keys[kernel] == 0:
+        f.severity = "P2"
+        f.why = (f"verify: the rows probe ran other batch sizes and {kernel} kept the example's specialisation key "
+                 f"(the key Triton compiles on): no second compile. {f.why}")
+        return False
+    f.evidence = (f"{f.evidence} | compile count: other batch sizes gave {kernel} {new_keys[kernel]} new "
+                  "specialisation(s), one compile each")[:600]
+    return True
 
 
 def _reach(report: AuditReport, probed: dict[str, Any] | None) -> Callable[[Finding], bool]:

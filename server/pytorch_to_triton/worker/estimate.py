@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from . import cases as cs
-from . import interp_traffic
+from . import interp_traffic, target_compile
 from . import kernelbench as kbench
 from . import sizes as sz
 from .loader import load_task
@@ -146,6 +146,28 @@ def _count(task: Task, sizes: Any, dtype: torch.dtype, device: str, seed: int) -
         return counter, RECORDER.widest_block()
     finally:
         RECORDER.record_blocks(False)
+
+
+def _resources(args: dict[str, Any], rt: Any) -> dict[str, Any] | None:
+    """The counted launches compiled for the estimate's GPU (its compute capability; sm_90 unless named): per kernel
+    and config, registers, spills, shared memory and occupancy, and the findings they make (target_compile.py)."""
+    from .runtime import RECORDER
+
+    specs = RECORDER.launch_specs()
+    RECORDER.record_launches(False)
+    if not specs:
+        return None
+    try:
+        targets = target_compile.parse_targets(args.get("target_gpus") or args.get("gpu"))
+    except ValueError:  # a GPU name the compile does not know (the roofline may still): the default target
+        targets = target_compile.parse_targets(None)
+    if not targets:
+        return None
+    section = target_compile.compile_now(target_compile.TargetCompiler(targets, rt.triton_version), specs, [])
+    if "error" not in section:
+        section["findings"] = [{k: f[k] for k in ("check", "severity", "message", "fix")}
+                               for f in target_compile.judge(section)]
+    return section
 
 
 GROW_MAX_ELEMS = 16 * MEASURE_MAX_ELEMS  # a re-count past the blocks may cost this much more than the first
@@ -271,6 +293,9 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
     out: dict[str, Any] = {"candidate": args["candidate_display"], "measured_at": where, "dtype": str(dtype)[6:],
                            "measured_sizes": measured, "full_sizes": full, "scale_rule": RULE}
     emit("progress", message=f"{out['candidate']}: counting loads, stores and tl.dot at {where}", progress=0, total=1)
+    from .runtime import RECORDER
+
+    RECORDER.record_launches(True)  # the specialisations, compiled for the GPU below (resources)
     try:
         counter, block = _count(task, measured, dtype, rt.device, int(args.get("seed", 0)))
         # Only tl.dot work is padded (masked loads and stores count their live lanes): re-count a dot kernel only.
@@ -289,6 +314,7 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
     except Exception as e:  # noqa: BLE001 - the candidate's failure is data, as in run_validation
         out.update(ok=False, error=f"{type(e).__name__}: {str(e)[:500]}")
         return out
+    out["resources"] = _resources(args, rt)
     totals = counter.totals()
     try:
         if task.kernelbench:

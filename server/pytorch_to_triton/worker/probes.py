@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from . import probe_inputs as pi
-from . import sanitizer
+from . import sanitizer, target_compile
 from .bounds import BOUNDS, OutOfBounds
 from .bounds import install as install_bounds
 from .compare import merged_tolerances, tolerance_for
@@ -244,6 +244,9 @@ class Prober:
         self.task = False  # the harness is a task reference: run_validation owns the comparison with it
         self.fp8_out = False  # the entry returned a float8 tensor (set by call)
         self.batch_constexprs: dict[str, dict[str, set[Any]]] | None = None  # set after the rows probe
+        # Issue 35 item 4: per kernel the rows probe launched, how many specialisation keys its other batch sizes
+        # added to the example's (launch_specs.py: the key Triton compiles on): 0 = no recompile with the batch
+        self.batch_new_keys: dict[str, int] | None = None
         self._ref_full: Outcome | None = None  # the reference on the example's whole batch (rows probe)
         self._ref_example_nonfinite: bool | None = None  # the reference's own NaN/inf on the example call
         self.out_dtypes: list[torch.dtype] = []  # the example's output dtypes (an fp16 output of an fp32 case)
@@ -402,11 +405,18 @@ class Prober:
             if self.poisoned:
                 p.not_run = f"the CUDA context is unusable after an earlier failure ({self.poisoned})"
                 continue
+            from .runtime import RECORDER
+
+            keys_before, names_before = set(RECORDER.specs), len(RECORDER.names)
             try:
                 step(p, x, outs)
+                if name == "rows" and RECORDER.record_specs:
+                    launched = set(RECORDER.names[names_before:])
+                    self.batch_new_keys = {k: 0 for k in launched}
+                    for key, spec in RECORDER.specs.items():
+                        if key not in keys_before and spec.kernel in launched:
+                            self.batch_new_keys[spec.kernel] += 1
                 if name == "rows":  # what the constexprs took while only the batch changed (audit/evidence.py)
-                    from .runtime import RECORDER
-
                     self.batch_constexprs = {k: {q: set(vs) for q, vs in ps.items()}
                                              for k, ps in RECORDER.constexprs.items()}
             except Poisoned as e:
@@ -1059,6 +1069,9 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
 
     RECORDER.reset()
     RECORDER.record_blocks(True)
+    RECORDER.record_launches(True)  # specialisation keys: the compile-count probe, the target compile
+    compile_notes: list[str] = []
+    compiler = target_compile.for_validation(args, rt, compile_notes)
     prober.task = kb is not None or not (args.get("entry") or hasattr(h_mod, "ENTRY")
                                          or callable(getattr(h_mod, "entry", None)))
     prober.tolerances = merged_tolerances(h_mod, None)
@@ -1068,6 +1081,9 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
         probes = prober.run()
     finally:
         RECORDER.record_blocks(False)
+    specs = RECORDER.launch_specs()
+    RECORDER.record_launches(False)
+    on_target = target_compile.compile_now(compiler, specs, compile_notes) if compiler is not None else None
     sanitized = _sanitize(args, rt, [p.as_dict() for p in probes], prober)
     launched = sorted(set(RECORDER.names))
     def listed(table: dict[str, dict[str, set[Any]]]) -> dict[str, dict[str, list[str]]]:
@@ -1087,6 +1103,7 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     return {"probes": [p.as_dict() for p in probes], "entry": name or str(fn), "entry_line": entry_line,
             "target": str(target),
             "launched": launched, "constexpr_values": constexprs, "constexpr_values_batch": batch,
+            "batch_new_keys": prober.batch_new_keys, "target_compile": on_target,
             "lines_run": sorted(prober.lines.lines),
             "shape": list(shape) if isinstance(shape, tuple) else shape, "dtype": dtype,
             "device": rt.device, "safety": safety, "reference": ref is not None, "kernelbench": kb is not None,
@@ -1125,8 +1142,8 @@ def main(argv: list[str] | None = None) -> int:
     from .runtime import setup
 
     res = run_probes({"target": a.target, "harness": a.harness, "entry": a.entry, "shape": a.shape,
-                      "dtype": a.dtype, "only": a.only, "budget_s": 1e9, "mark": a.mark, "sanitizer": False},
-                     setup())
+                      "dtype": a.dtype, "only": a.only, "budget_s": 1e9, "mark": a.mark, "sanitizer": False,
+                      "target_gpus": "none"}, setup())
     failures = [(p["name"], f) for p in res["probes"] for f in p["failures"]]
     if a.only:  # one variant asked for: it fails whatever its tier (a robustness finding's reproducer too)
         failures += [(p["name"], f) for p in res["probes"] for f in p.get("aside") or []]

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from . import budget, first_fix, interp_hints, interp_tf32
+from . import budget, first_fix, interp_hints, interp_tf32, target_compile
 from . import cases as cs
 from . import compare as cmp
 from . import kernelbench as kbench
@@ -22,7 +22,7 @@ from .errors_fmt import describe
 from .guards import PatchWatch
 from .loader import load_task
 from .nest import flatten, tensors
-from .runtime import Runtime
+from .runtime import RECORDER, Runtime
 from .tasks import SIZES_NEED_KERNELBENCH, Case, ImportFailure, Task, TaskError, dtype_name
 from .validate import PRIORITY, Emit, Validator
 
@@ -55,6 +55,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     if started > 0:  # a thread started at import and still running does work the per-call guards cannot see
         v.find("thread", "import", f"importing the candidate started {started} thread(s) that are still running")
     args["tolerances_merged"] = cmp.merged_tolerances(task.ref_mod, args.get("tolerances"))
+    compiler = target_compile.for_validation(args, rt, v.notes)
     if task.kernelbench:  # sizes, automatic variants and the stronger checks: kernelbench.py
         v.kb_checks = True
         specs = kbench.validate_cases(v, task, args, emit, report)
@@ -95,6 +96,8 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                 v.notes.append(line)
                 emit("progress", message=line, progress=done, total=total)
             v.cases.append(rec)
+            if compiler is not None:  # new specialisations compile while the cases go on (none new: nothing runs)
+                compiler.submit(RECORDER.launch_specs())
             if not rec["ok"]:
                 failed_cases.add(name)
                 break  # one failing trial is enough; the next case tells more
@@ -137,6 +140,8 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                 v.cases.append(rec)
     if args.get("large_offsets"):
         v.cases.extend(_large_case(v, task, specs))
+    if compiler is not None:
+        report["target_compile"] = target_compile.finish(compiler, RECORDER.launch_specs(), v)
     report["cases"] = v.cases
     findings = sorted(v.findings.values(), key=lambda f: (f["severity"] != "fail", PRIORITY.index(f["check"])
                                                           if f["check"] in PRIORITY else 99))
@@ -150,12 +155,11 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     report["time_s"] = round(time.perf_counter() - t_start, 3)
     report["launched_kernels"] = sorted({k for k in _kernel_names()})
     report["composition"] = v.composer.summary()
+    target_compile.dump(report, rt)
     return report
 
 
 def _kernel_names() -> list[str]:
-    from .runtime import RECORDER
-
     return list(RECORDER.compiled.keys())
 
 

@@ -22,10 +22,17 @@ class LaunchRecorder:
     arg_bytes: int = 0  # bytes of the tensors handed to the launches (composition.py: is Triton's work negligible?)
     timing: bool = False  # CUDA events around each launch (composition.py: Triton's share of the GPU time)
     events: list[Any] = field(default_factory=list)
+    interpreter: bool = False  # set by setup(): kernels run under Triton's interpreter (nothing compiled)
     # The audit's probes (issue 26): the distinct values each kernel's tl.constexpr parameters took, per kernel name;
     # one value per compile, so a parameter that takes a new value with every size recompiles per call.
     record_constexprs: bool = False
     constexprs: dict[str, dict[str, set[Any]]] = field(default_factory=dict)
+    # Issue 36: each distinct launch specialisation as Triton would compile it (launch_specs.py), in launch order, for
+    # the target compile (target_compile.py), the compile-count probe and the multi-tile cases (block sizes, configs).
+    record_specs: bool = False
+    specs: dict[str, Any] = field(default_factory=dict)  # LaunchSpec.key() -> LaunchSpec
+    outer: Any = None  # the outermost @autotune/@heuristics wrapper of the launch in progress
+    spec_facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # GPU: key -> the real compile's facts
 
     @property
     def in_launch(self) -> bool:
@@ -45,6 +52,39 @@ class LaunchRecorder:
         self.record_constexprs = on
         if on:
             self.constexprs = {}
+
+    def record_launches(self, on: bool) -> None:
+        """Start (clearing what was seen) or stop recording launch specialisations; reset() keeps them."""
+        self.record_specs = on
+        if on:
+            self.specs, self.spec_facts = {}, {}
+
+    def launch_specs(self) -> list[Any]:
+        """The distinct specialisations recorded, in launch order (launch_specs.LaunchSpec)."""
+        return list(self.specs.values())
+
+    def note_spec(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        """Record one launch's specialisation (once per distinct key); its key."""
+        from .launch_specs import launch_spec
+
+        spec = launch_spec(kernel, args, kwargs, self.outer)
+        spec.heuristics = _heuristic_values(self.outer, spec.params)
+        key = spec.key()
+        self.specs.setdefault(key, spec)
+        return key
+
+    def note_compiled(self, key: str, ret: Any, error: BaseException | None) -> None:
+        """GPU: what the real compile of a recorded launch gave (benchmarks/compile_agreement.py compares it with
+        the CPU-side compile); cheap: the CompiledKernel is already there."""
+        if key in self.spec_facts:
+            return
+        if error is not None:
+            self.spec_facts[key] = {"ok": False, "error": f"{type(error).__name__}: {str(error)[-600:]}"}
+        elif ret is not None and hasattr(ret, "metadata"):
+            self.spec_facts[key] = {"ok": True, "n_regs": getattr(ret, "n_regs", None),
+                                    "n_spills": getattr(ret, "n_spills", None),
+                                    "shared": getattr(ret.metadata, "shared", None),
+                                    "num_warps": getattr(ret.metadata, "num_warps", None)}
 
     def widest_block(self) -> int | None:
         """The largest tile the candidate's launches used: a power-of-two constexpr (at least 16) whose parameter
@@ -82,6 +122,18 @@ class LaunchRecorder:
                 v = bound[p]
                 seen.setdefault(p, set()).add(v if isinstance(v, (int, float, bool, str, type(None))) else
                                               type(v).__name__)
+
+
+def _heuristic_values(outer: Any, params: list[dict[str, Any]]) -> dict[str, Any]:
+    """The constexpr values @triton.heuristics computed for a launch (by the names its wrappers set)."""
+    names: set[str] = set()
+    for _ in range(8):
+        if outer is None:
+            break
+        if type(outer).__name__ == "Heuristics":
+            names.update(getattr(outer, "values", {}) or {})
+        outer = getattr(outer, "fn", None)
+    return {p["name"]: p.get("value") for p in params if p["name"] in names}
 
 
 RECORDER = LaunchRecorder()
@@ -127,6 +179,7 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
     orig = cls.run
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        spec_key = None
         if counts:
             RECORDER.count += 1
             name = getattr(self, "__name__", None) or getattr(getattr(self, "fn", None), "__name__", "kernel")
@@ -134,6 +187,10 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
             RECORDER.arg_bytes += _tensor_bytes(args) + (_tensor_bytes(tuple(kwargs.values())) if kwargs else 0)
             if RECORDER.record_constexprs:
                 RECORDER.note_constexprs(self, name, args, kwargs)
+            spec_key = RECORDER.note_spec(self, args, kwargs) if RECORDER.record_specs else None
+        outermost = not counts and RECORDER.outer is None
+        if outermost:
+            RECORDER.outer = self
         timed = counts and RECORDER.timing
         if timed:
             pair = _event_pair()
@@ -143,14 +200,22 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
         RECORDER.depth += 1
         try:
             ret = orig(self, *args, **kwargs)
+        except Exception as e:
+            if counts and spec_key is not None and not RECORDER.interpreter:
+                RECORDER.note_compiled(spec_key, None, e)
+            raise
         finally:
             RECORDER.depth -= 1
             sys.setprofile(prof)
+            if outermost:
+                RECORDER.outer = None
         if timed:
             pair[1].record()
             RECORDER.events.append(pair)
         if counts and ret is not None and hasattr(ret, "asm"):
             RECORDER.compiled[RECORDER.names[-1]] = ret
+            if spec_key is not None:
+                RECORDER.note_compiled(spec_key, ret, None)
         return ret
 
     run._p2t_wrapped = True  # type: ignore[attr-defined]
@@ -208,6 +273,7 @@ def setup() -> Runtime:
     _wrap_run(autotuner.Autotuner, counts=False)
     _wrap_run(autotuner.Heuristics, counts=False)
     RECORDER.owner = threading.get_ident()
+    RECORDER.interpreter = not cuda
     info: dict[str, Any] = {"python": sys.version.split()[0]}
     if not cuda:
         info.update(_install_interpreter_hooks())

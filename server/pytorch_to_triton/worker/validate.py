@@ -36,12 +36,15 @@ MAX_CACHED_ESTIMATES = 512
 DEFERRED = object()  # Validator._estimate: the case runs first, its estimate comes from its real sizes
 # Failing checks in the order a user should fix them (first_fix is the first one present).
 PRIORITY = ["exception", "crashed", "cuda_fatal",  # the worker died in that case (case_journal.py)
+            "target_compile", "target_resources",  # does not compile / launch for the target GPU (target_compile.py)
             "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
             "calls_reference", "pytorch_compute", "timer_patched", "unwritten_output", "nonfinite", "mismatch",
             "relative_mismatch", "gradient_mismatch", "input_mutated", "stale_result", "nondeterministic",
             "nan_propagation", "side_stream", "thread"]  # nan_propagation after stale_result: a cache fails it too
 FIX_HINTS = {
     "exception": "fix the exception first (see error.file:line)",
+    "target_compile": "fix the kernel where the GPU compiler points (the interpreter runs it as Python)",
+    "target_resources": "smaller BLOCK sizes or fewer num_stages (shared memory), or fewer num_warps (registers)",
     "output_count": "return the same number of outputs as the reference",
     "shape_mismatch": "return outputs with the reference's shapes",
     "dtype_mismatch": "return outputs in the reference's dtype (cast the fp32 accumulator when storing)",

@@ -1,0 +1,82 @@
+"""What the CPU-side compile for sm_90 adds to a CPU validation of the gallery (issue 36's cost bar: under 25 %).
+
+Per gallery stage (examples/*/stage*.py), on one warm worker, trials=1 (the compile's cost does not grow with
+trials, so trials=1 is the least favourable ratio):
+  base   validate with target_gpus "none" (no compile);
+  cold   validate for sm_90 with the target-compile cache emptied (Triton's own cache too: every config compiled);
+  warm   validate for sm_90 again (cached by source hash: what a re-validation costs).
+Prints a table and the totals; JSON to $OUT/target_compile_cost.json. CPU figures, not GPU ones.
+
+    PYTHONPATH=$PWD/server python benchmarks/target_compile_cost.py [--only softmax]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", help="comma-separated: only stages whose path contains one of these")
+    a = ap.parse_args()
+    from pytorch_to_triton.service import Service
+
+    svc = Service(ROOT)
+    caches = [svc.ws.state_dir / "triton_cache"]
+    rows = []
+    try:
+        for stage in sorted(ROOT.glob("examples/*/stage*.py")):
+            if a.only and not any(w in str(stage) for w in a.only.split(",")):
+                continue
+            ref, cand = str((stage.parent / "reference.py").relative_to(ROOT)), str(stage.relative_to(ROOT))
+            rec = {"stage": cand}
+            for mode in ("base", "cold", "warm"):
+                if mode == "cold":  # empty the caches, keep their folders (a confined worker's rules hold on them)
+                    for c in caches:
+                        for p in c.glob("*"):
+                            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+                t0 = time.perf_counter()
+                rep = svc.validate(reference=ref, candidates=[cand], trials=1,
+                                   target_gpus="none" if mode == "base" else "sm_90")
+                rec[mode] = round(time.perf_counter() - t0, 2)
+                c = rep.candidates[0]
+                if mode != "base":
+                    tc = c.model_dump().get("target_compile") or {}
+                    rec[f"{mode}_rows"] = len(tc.get("rows") or [])
+                    rec[f"{mode}_wait_s"] = tc.get("wait_s")
+                    rec["failed"] = sum(r.get("ok") is False for r in tc.get("rows") or [])
+                rec[f"{mode}_ok"] = c.ok
+                if not c.ok:
+                    rec[f"{mode}_why"] = c.verdict_line + "; " + "; ".join(f.message[:160] for f in c.findings[:2])
+            rec["cold_pct"] = round(100 * (rec["cold"] / rec["base"] - 1), 1)
+            rec["warm_pct"] = round(100 * (rec["warm"] / rec["base"] - 1), 1)
+            rows.append(rec)
+            print(json.dumps(rec), flush=True)
+    finally:
+        svc.close()
+    tot = {m: round(sum(r[m] for r in rows), 1) for m in ("base", "cold", "warm")}
+    summary = {"stages": len(rows), **tot, "cold_pct": round(100 * (tot["cold"] / tot["base"] - 1), 1),
+               "warm_pct": round(100 * (tot["warm"] / tot["base"] - 1), 1)}
+    out = Path(os.environ.get("OUT", "/tmp/out"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "target_compile_cost.json").write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
+    print("| stage | base s | cold s | warm s | cold % | warm % | configs compiled | compile failures |")
+    for r in rows:
+        print(f"| {r['stage']} | {r['base']} | {r['cold']} | {r['warm']} | {r['cold_pct']} | {r['warm_pct']} | "
+              f"{r.get('cold_rows')} | {r.get('failed')} |")
+    print(f"total over {summary['stages']} stages: base {tot['base']} s, cold {tot['cold']} s "
+          f"({summary['cold_pct']:+} %), warm {tot['warm']} s ({summary['warm_pct']:+} %)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

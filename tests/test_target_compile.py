@@ -1,0 +1,157 @@
+"""target_compile.py / launch_specs.py: kernels the interpreter runs, compiled on this CPU for sm_90 (issue 36)."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+
+import pytest
+
+from pytorch_to_triton.worker import launch_specs
+from pytorch_to_triton.worker import target_compile as tc
+
+FIX = Path(__file__).parent / "target_compile_fixtures"
+TRIAL = "benchmarks/trials/2026-12-04/45_Gemm_Sigmoid_LogSumExp"
+
+
+def _kernels():
+    spec = importlib.util.spec_from_file_location("target_compile_kernels", FIX / "kernels.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory):
+    """The fixtures' launches compiled for sm_90 into a fresh cache, then again from it."""
+    import os
+
+    import triton
+
+    old = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = str(tmp_path_factory.mktemp("triton_cache"))
+    try:
+        mod = _kernels()
+        launches = mod.launches() + [("portability", *mod.min_launch())]
+        specs = {name: launch_specs.launch_spec(k, a, kw) for name, k, a, kw in launches}
+        first = tc.TargetCompiler([90], triton.__version__)
+        first.submit(list(specs.values()))
+        section = first.collect()
+        t0 = time.perf_counter()
+        again = tc.TargetCompiler([90], triton.__version__)
+        again.submit(list(specs.values()))
+        cached = again.collect()
+        yield specs, section, cached, time.perf_counter() - t0
+    finally:
+        if old is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = old
+
+
+def _findings(section, kernel):
+    return {f["check"]: f for f in tc.judge(section) if f["evidence"] and
+            (f["evidence"].get("kernel") == kernel or kernel in f["message"])}
+
+
+def test_launch_spec_is_tritons_specialisation():
+    mod = _kernels()
+    name, kernel, args, kwargs = mod.launches()[0]
+    spec = launch_specs.launch_spec(kernel, args, kwargs)
+    types = {p["name"]: (p["type"], p.get("attr"), p.get("value")) for p in spec.params}
+    assert types["x_ptr"] == ("*fp32", "D", None)  # a fresh CPU tensor: 16-byte aligned
+    assert types["n"] == ("i32", "", None)  # 1000 % 16 == 8: not specialised as divisible by 16
+    assert types["BLOCK"] == ("constexpr", None, 256)
+
+
+def test_compile_failure_names_the_line(compiled):
+    _, section, _, _ = compiled
+    f = _findings(section, "global_scale_kernel")["target_compile"]
+    assert f["severity"] == "fail"
+    assert "SCALE" in f["message"] and "sm_90" in f["message"] and "Triton" in f["message"]
+    src = (FIX / "kernels.py").read_text().splitlines()
+    assert "* SCALE" in src[f["evidence"]["line"] - 1]
+
+
+def test_shared_memory_over_sm90_is_found(compiled):
+    _, section, _, _ = compiled
+    f = _findings(section, "deep_pipeline_kernel")["target_resources"]
+    assert f["severity"] == "fail"  # no autotuner to skip the config: the launch itself fails on the GPU
+    assert f["evidence"]["shared"] > tc.SMEM_PER_BLOCK[90] and "num_stages=8" in f["message"]
+
+
+def test_spills_are_found(compiled):
+    _, section, _, _ = compiled
+    f = _findings(section, "wide_row_kernel")["register_spills"]
+    assert f["severity"] == "warn" and f["evidence"]["n_spills"] > 0 and "num_warps=1" in f["message"]
+
+
+def test_clean_kernel_has_no_finding_and_resources(compiled):
+    _, section, _, _ = compiled
+    assert _findings(section, "clean_kernel") == {}
+    row = next(r for r in section["rows"] if r["kernel"] == "clean_kernel")
+    assert row["ok"] and 0 < row["n_regs"] <= 64 and row["n_spills"] == 0 and row["occupancy"] > 0
+
+
+def test_deprecation_warning_is_a_portability_finding(compiled):
+    import triton
+
+    _, section, _, _ = compiled
+    found = _findings(section, "builtin_min_kernel")
+    if tuple(int(x) for x in triton.__version__.split(".")[:2]) < (3, 9):  # measured: 3.6 compiles it silently
+        assert found == {} and next(r for r in section["rows"] if r["kernel"] == "builtin_min_kernel")["ok"]
+        return
+    f = found["triton_portability"]
+    assert "builtin min" in f["message"] and f["fix"] == "use tl.minimum" and triton.__version__ in f["message"]
+
+
+def test_second_validation_reads_the_cache(compiled):
+    specs, section, cached, took = compiled
+    assert cached["cached"] == cached["specialisations"] == len(specs)
+    assert [r["ok"] for r in cached["rows"]] == [r["ok"] for r in section["rows"]]
+    assert took < 2.0  # no child process: files read back
+
+
+def test_distinct_keys_count_compiles():
+    mod = _kernels()
+    _, kernel, (x, out, n), kw = mod.launches()[-1]
+    a = launch_specs.launch_spec(kernel, (x, out, 1000), kw)
+    b = launch_specs.launch_spec(kernel, (x, out, 1024), kw)  # 1024 % 16 == 0: another binary on a GPU
+    c = launch_specs.launch_spec(kernel, (x, out, 2048), kw)  # same divisibility as 1024: the same binary
+    assert launch_specs.distinct_keys([a, b, c]) == {"clean_kernel": 2}
+
+
+def test_trial_stage3_fails_validation_for_sm90(service):
+    """The issue's case: validated on the CPU, refused by the H200's compiler (a float global at line 91)."""
+    rep = service.validate(reference=f"{TRIAL}/reference.py", candidates=[f"{TRIAL}/stage3.py"], trials=1,
+                           only_cases=["small"])
+    c = rep.candidates[0]
+    assert not c.ok
+    f = next(f for f in c.findings if f.check == "target_compile")
+    assert "LOG2E" in f.message and "(line 91)" in f.message and "sm_90" in f.message
+    tcs = c.model_dump()["target_compile"]
+    assert tcs["triton_version"] and tcs["targets"] == ["sm_90"]
+    assert {r["kernel"] for r in tcs["rows"]} == {"linear_sigmoid_kernel", "linear_lse_partial_kernel",
+                                                  "lse_combine_kernel"}
+    assert sum(r["kernel"] == "linear_sigmoid_kernel" for r in tcs["rows"]) >= 5  # every GPU config offered
+
+
+def test_estimate_carries_the_resources_for_its_gpu(tmp_path: Path):
+    """run_benchmark without a GPU: the counted launches compiled for the estimate's GPU (L4: sm_89)."""
+    import shutil
+
+    from pytorch_to_triton.service import Service
+
+    for p in (Path(__file__).parent / "estimate_fixtures").glob("softmax_*.py"):
+        shutil.copy(p, tmp_path / p.name)
+    svc = Service(tmp_path, device="cpu")
+    try:
+        rep = svc.benchmark(reference="softmax_reference.py", candidates=["softmax_one_pass.py"], gpu="L4")
+    finally:
+        svc.close()
+    res = rep.model_extra["estimate"][0]["resources"]
+    assert res["targets"] == ["sm_89"] and res["rows"] and all(r["ok"] for r in res["rows"])
+    row = res["rows"][0]
+    assert row["n_regs"] > 0 and row["n_spills"] == 0 and 0 < row["occupancy"] <= 1
+    assert any("registers" in n and "sm_89" in n for n in rep.notes), rep.notes
