@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import tier_rules as tr
-from .contract import Contract
 from . import target_findings
+from .contract import Contract
 from .hypotheses import hypothesis
 from .model import AuditReport, Finding, Robustness
 from .sanitizer_evidence import weigh_sanitizer
