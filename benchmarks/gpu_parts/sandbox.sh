@@ -11,7 +11,8 @@
 #   faults      fault_suite.py: 0 UNEXPECTED, no entry started past 140 s, record kept if stopped at 170 s
 #   gpu_suite   the KernelBench-form corpus, verdicts against labels (200 s budget, 32 of 43 units took 115 s on the
 #               H200 on 2026-12-04; `not run` = INCOMPLETE: run the part's gpu_suite line again without --redo)
-#   (corpus, faults and gpu_suite run at the same time: they check verdicts, not times)
+#   (corpus, faults and gpu_suite run at the same time: they check verdicts, not times; SUITE_BUDGET=S shortens
+#   the suite for a call with little device time left)
 #   gallery     run_examples.py: run_benchmark times four gallery examples' stages and torch.compile, confined
 F=server/pytorch_to_triton/sandbox_host.py
 if grep -q '^GPU_CONFINED_BY_DEFAULT = False' "$F"; then
@@ -27,7 +28,7 @@ TAIL=20 run sandbox_cost 110 python3 benchmarks/sandbox_cost.py --pings 50 --cal
 # Three verdict checks at once (none of them times anything; each in its own processes and CUDA contexts; the
 # suite's largest case holds ~22 GB of the GPU): ~3.5 minutes instead of ~6 in a row.
 ( TAIL=14 run sandbox_corpus 180 python3 benchmarks/sandbox_cost.py --corpus-only ) &
-( TAIL=14 run gpu_suite 230 python3 benchmarks/gpu_suite.py --no-bench --budget 200 --redo ) &
+( TAIL=14 run gpu_suite $((${SUITE_BUDGET:-200} + 30)) python3 benchmarks/gpu_suite.py --no-bench --budget ${SUITE_BUDGET:-200} --redo ) &
 TAIL=14 run faults 170 python3 benchmarks/fault_suite.py --out "$OUT/x/faults" --hang-timeout 5 --budget 140
 wait
 GALLERY=vector_add,softmax,rmsnorm,layernorm
