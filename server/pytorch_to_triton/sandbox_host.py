@@ -28,9 +28,11 @@ def default_on() -> bool:
 # Triton 3.6) cuInit under the ruleset failed with error 304 (fixed: CUDA and Triton's driver are set up before
 # confine, worker/gpu_first.py), Triton's driver was refused /sbin/ldconfig, a shell script there (fixed: libcuda's
 # directory pinned), and Triton 3.6's first launcher build was refused CC=/opt/gcc/bin/gcc (fixed: exec follows the
-# compiler Triton resolves, worker/toolchain.py). Flip to True once `PART=sandbox bash benchmarks/gpu_session.sh`
-# passes on a GPU (the part runs the tree with this flipped: benchmarks/gpu_parts/sandbox.sh).
-GPU_CONFINED_BY_DEFAULT = False
+# compiler Triton resolves, worker/toolchain.py; a CC that is a shell script there is replaced by the gcc on PATH,
+# and torch's bundled ptxas may run). True since `PART=sandbox bash benchmarks/gpu_session.sh` passed with it on an
+# H100 (2026-12-06 04:27 UTC, driver 580.159.04, torch 2.11.0+cu130, Triton 3.6.0: every item of issue 37's list,
+# benchmarks/RESULTS.md).
+GPU_CONFINED_BY_DEFAULT = True
 GPU_OFF_WHY = ("off on GPU workers unless P2T_SANDBOX=1: the CUDA driver and Triton's toolchain under the Landlock "
                "ruleset are not yet verified on a GPU (references/sandbox.md)")
 
