@@ -302,3 +302,14 @@ def test_shrink_keeps_the_head_size_when_the_head_count_turns_odd() -> None:
     p = cs.plan(_mod("relu_attn_reference.py"), "cpu", None, None)
     s = p.main.sizes
     assert s["n_embd"] // s["n_head"] == 64 and s["n_embd"] % s["n_head"] == 0, s
+
+
+def test_a_run_that_ran_no_contract_case_is_no_pass(service) -> None:
+    """issue 40's trial: `--only-cases tiles` on a stage whose tiles case is not run printed "PASS ... 0/0 contract
+    cases". A run in which no contract case ran fails with `no_cases` and says what to change."""
+    ref, cands = f"{FIX}/relu_reference.py", [f"{FIX}/relu_maximum.py"]
+    rep = service.validate(reference=ref, candidates=cands, trials=1, only_cases=["nan_inf"])  # robustness only
+    cand = rep.candidates[0]
+    assert not rep.ok and not cand.ok, rep.summary
+    assert [f.check for f in cand.findings if f.severity == "fail"] == ["no_cases"], cand.findings
+    assert "no contract case ran" in rep.summary, rep.summary

@@ -21,9 +21,10 @@ FLOPS_PER_ELEM = 64  # one element read or written costs the interpreter about w
 SLACK = 1.25  # predictions are stretched by this much: a dropped case is cheaper than a run past the budget
 
 
-def work(mod: ModuleType, sizes: dict[str, int]) -> float | None:
+def work(mod: ModuleType, sizes: dict[str, int], run_model: bool = True) -> float | None:
     """The weight of a KernelBench case at `sizes`: inputs + outputs + FLOPs / FLOPS_PER_ELEM of the reference,
-    on fake tensors. None when the inputs cannot be built fake."""
+    on fake tensors. None when the inputs cannot be built fake. `run_model=False`: the inputs alone (the reference's
+    forward never runs: at a size variant it may end the process, as a device-side assert would)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils.flop_counter import FlopCounterMode
@@ -37,6 +38,8 @@ def work(mod: ModuleType, sizes: dict[str, int]) -> float | None:
                 inputs = list(mod.get_inputs())
                 n = sum(t.numel() for t in tensors_in(inputs))
                 flops = 0
+                if not run_model:
+                    return float(n)
                 try:
                     model = mod.Model(*list(getattr(mod, "get_init_inputs", list)()))
                     counter = FlopCounterMode(display=False)

@@ -13,11 +13,13 @@ temporaries and whatever the reference or candidate allocate internally.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
 import os
 import sys
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,12 +89,31 @@ def _bytes64(xs: list[Any]) -> int:
     return sum(t.numel() * (8 if t.is_floating_point() else t.element_size()) for t in xs)
 
 
-def estimate(make_inputs: Any, reference: Any, device: str) -> Estimate | None:
+@contextlib.contextmanager
+def state_kept(model: Any) -> Iterator[None]:
+    """Put back what a run assigns to a module and its submodules (attributes, buffers, parameters): a stateful
+    reference (KernelBench's VanillaRNN keeps `self.hidden = tanh(...)` from call to call) run on fake tensors must
+    not keep fake tensors as its state for the real runs (issue 40's trial: every validation crashed on them)."""
+    mods = list(model.modules()) if isinstance(model, torch.nn.Module) else []
+    saved = [(m, dict(m.__dict__), dict(m._buffers), dict(m._parameters), dict(m._modules)) for m in mods]
+    try:
+        yield
+    finally:
+        for m, attrs, bufs, params, subs in saved:
+            for d, old in ((m._buffers, bufs), (m._parameters, params), (m._modules, subs)):
+                d.clear()
+                d.update(old)
+            m.__dict__.clear()
+            m.__dict__.update(attrs)
+
+
+def estimate(make_inputs: Any, reference: Any, device: str, model: Any = None) -> Estimate | None:
     """Input and output bytes of a case, computed on fake tensors (nothing is allocated); None if impossible.
 
     `make_inputs()` builds the inputs; under torch's FakeTensorMode, torch.randn and `.to('cuda')` return
     tensors without storage, so a KernelBench get_inputs() at 8 GB costs nothing. `reference(inputs)` runs
-    the reference on them for the output sizes (real parameters are turned into fake ones)."""
+    the reference on them for the output sizes (real parameters are turned into fake ones); `model`, the reference's
+    module when it has one, keeps its state (state_kept)."""
     try:
         from torch._subclasses.fake_tensor import FakeTensorMode
     except ImportError:  # pragma: no cover - every torch >= 2.1 has it
@@ -101,7 +122,7 @@ def estimate(make_inputs: Any, reference: Any, device: str) -> Estimate | None:
     from .nest import tensors as _tensors
 
     try:
-        with FakeTensorMode(allow_non_fake_inputs=True):
+        with state_kept(model), FakeTensorMode(allow_non_fake_inputs=True):
             inputs = _tensors(_flatten(make_inputs()))
             outs: list[torch.Tensor] | None
             try:

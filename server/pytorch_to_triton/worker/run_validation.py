@@ -143,6 +143,11 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     if compiler is not None:
         report["target_compile"] = target_compile.finish(compiler, RECORDER.launch_specs(), v)
     report["cases"] = v.cases
+    if not any(c.get("tier", cs.CONTRACT) == cs.CONTRACT for c in v.cases):
+        # all([]) is True: a run whose every contract case was skipped (a subset naming a case that is not run, a
+        # budget) must not read as a pass (issue 40's trial: "PASS ... 0/0 contract cases" for --only-cases tiles)
+        v.find("no_cases", "-", "no contract case ran: " + ("; ".join(n for n in v.notes if "not run" in n)[:300]
+                                                             or "the cases asked for were all left out"))
     findings = sorted(v.findings.values(), key=lambda f: (f["severity"] != "fail", PRIORITY.index(f["check"])
                                                           if f["check"] in PRIORITY else 99))
     report["findings"] = findings

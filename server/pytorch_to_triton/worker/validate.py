@@ -40,9 +40,10 @@ PRIORITY = ["exception", "crashed", "cuda_fatal",  # the worker died in that cas
             "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
             "calls_reference", "pytorch_compute", "timer_patched", "unwritten_output", "nonfinite", "mismatch",
             "relative_mismatch", "gradient_mismatch", "input_mutated", "stale_result", "nondeterministic",
-            "nan_propagation", "side_stream", "thread"]  # nan_propagation after stale_result: a cache fails it too
+            "nan_propagation", "side_stream", "thread", "no_cases"]  # nan_propagation after stale_result: a cache fails it too
 FIX_HINTS = {
     "exception": "fix the exception first (see error.file:line)",
+    "no_cases": "validate without --cases/--only-cases (or name a case that runs; --budget 0 lifts the time budget)",
     "target_compile": "fix the kernel where the GPU compiler points (the interpreter runs it as Python)",
     "target_resources": "smaller BLOCK sizes or fewer num_stages (shared memory), or fewer num_warps (registers)",
     "output_count": "return the same number of outputs as the reference",
@@ -584,7 +585,7 @@ class Validator:
         else:
             fake = Case(case.name, case.shape, case.dtype, "meta", case.seed, case.scale)
             ref = lambda xs: task.ref_fn(*xs)
-        est = mem.estimate(lambda: task.make_inputs(fake), ref, self.device)
+        est = mem.estimate(lambda: task.make_inputs(fake), ref, self.device, task.ref_model)
         if est is not None:
             est.interpreter = self.rt.interpreter
         if est is not None and task.kernelbench and hasattr(task.ref_model, "parameters"):
