@@ -342,3 +342,12 @@ def test_a_robustness_failure_that_is_the_contract_failure_stays_with_its_case(s
     assert any("failed the same way as contract case full" in n for n in cand.notes), cand.notes
     assert any(not c.ok and ((c.model_extra or {}).get("tier") or getattr(c, "tier", None)) == "robustness"
                for c in cand.cases)
+
+
+def test_a_stateful_reference_keeps_its_state_through_the_memory_estimate(service):
+    """issue 40's trial: a reference that assigns its state on every call (33_VanillaRNN's `self.hidden`) was run
+    once on fake tensors by the memory estimate and kept fake tensors as its state: every case crashed on the
+    reference's side. The estimate puts the module's state back (memory.state_kept)."""
+    rep = service.validate(reference=f"{FIX}/stateful_reference.py", candidates=[f"{FIX}/stateful_good.py"], trials=1)
+    assert rep.ok, rep.summary
+    assert not any("fake" in str(c.error or "").lower() for c in rep.candidates[0].cases), rep.summary

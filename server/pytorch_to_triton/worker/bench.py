@@ -93,6 +93,12 @@ def _native_error(native: Any, ref64: Any) -> float | None:
     return max(errs) if errs else None
 
 
+def _raw(fn: Any) -> Any:
+    """A KernelBench model as built, not the validator's state-keeping wrapper (kernelbench._from_built_state): the
+    timings and torch.compile see the model itself."""
+    return getattr(fn, "__wrapped__", fn)
+
+
 def _recheck(fn: Callable[..., Any], ref_fn: Callable[..., Any], fresh: list[Any], dtype: torch.dtype,
              tols: dict[str, Any] | None, case: Any, native_err: float | None = None) -> str | None:
     """Re-run the candidate after timing on fresh inputs into poisoned memory; None when it is still right."""
@@ -362,9 +368,9 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
     for case_name, shape, x in specs:
         case = Case(case_name, shape, dtype, "cuda", 0)
         cands = kbench.prepare_for_bench(base, cand_tasks, case) if base.kernelbench else cand_tasks
-        if mode != "none" and compiled_of is not base.ref_fn:  # KernelBench: new sizes may mean a new model
-            compiled_ref = torch.compile(base.ref_fn, mode=None if mode == "default" else mode)
-            compiled_of = base.ref_fn
+        if mode != "none" and compiled_of is not _raw(base.ref_fn):  # KernelBench: new sizes may mean a new model
+            compiled_ref = torch.compile(_raw(base.ref_fn), mode=None if mode == "default" else mode)
+            compiled_of = _raw(base.ref_fn)
         fp64_fits = _fits(base, case, case_name)  # refuses (usage error) a case that cannot fit, before allocating
         try:
             inputs = base.make_inputs(case)
@@ -375,18 +381,18 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
         counted: float | None = None
         if callable(getattr(base.ref_mod, "FLOPS", None)):
             with torch.no_grad():
-                ref_out = base.ref_fn(*inputs)
+                ref_out = _raw(base.ref_fn)(*inputs)
         else:  # no declared FLOPS (KernelBench, a user's model): count them during this one reference call
             try:
-                ref_out, counted = roofline.call_counting_flops(base.ref_fn, inputs)
+                ref_out, counted = roofline.call_counting_flops(_raw(base.ref_fn), inputs)
             except Exception:  # noqa: BLE001 - an op the counter cannot trace: no FLOPs figure, same error if real
                 with torch.no_grad():
-                    ref_out = base.ref_fn(*inputs)
+                    ref_out = _raw(base.ref_fn)(*inputs)
         _sync()
         ref_check, loose = ref_out, 2.0
         try:
             if fp64_fits:  # a KernelBench model needs float64 weights too, as run_validation's _ref64 does
-                fn64 = copy.deepcopy(base.ref_model).double() if base.kernelbench else base.ref_fn
+                fn64 = copy.deepcopy(base.ref_model).double() if base.kernelbench else _raw(base.ref_fn)
                 with torch.no_grad():
                     ref_check, loose = fn64(*upcast(inputs)), 1.0
                 del fn64
@@ -401,10 +407,10 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
         l2 = env["l2_cache_mb"] * 2**20
         n_sets = 1 if in_bytes == 0 or in_bytes > 2 * l2 else min(8, math.ceil(4 * l2 / in_bytes))
         sets = [inputs] + [base.make_inputs(Case(case_name, shape, dtype, "cuda", s)) for s in range(1, n_sets)]
-        impls: list[tuple[str, Any, Any]] = [("eager", base.ref_fn, None)]
+        impls: list[tuple[str, Any, Any]] = [("eager", _raw(base.ref_fn), None)]
         if compiled_ref is not None:
             impls.append(("torch.compile", compiled_ref, None))
-        impls += [(d, t.cand_fn if isinstance(t, Task) else t, t.cand_mod if isinstance(t, Task) else None)
+        impls += [(d, _raw(t.cand_fn) if isinstance(t, Task) else t, t.cand_mod if isinstance(t, Task) else None)
                   for d, t in cands]
         case_rows = []
         for impl, fn, mod in impls:

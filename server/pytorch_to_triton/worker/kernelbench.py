@@ -22,6 +22,7 @@ import torch
 from . import budget, case_log
 from . import cases as cs
 from . import compare as cmp
+from . import memory as mem
 from . import sizes as sz
 from .errors_fmt import describe
 from .nest import flatten
@@ -89,6 +90,7 @@ class KernelBenchState:
     cast: bool = False  # dtypes were asked for explicitly: floating inputs and parameters are cast to them
     perturb: bool = True  # run_benchmark turns it off: its baseline task has no candidate to sync with
     originals: dict[str, Any] = field(default_factory=dict)
+    cand_originals: dict[str, Any] = field(default_factory=dict)  # the candidate's copies of the problem's sizes
     sizes: dict[str, int] = field(default_factory=dict)
     key: tuple[str, str] | None = None
     parameters: str = "not built yet"
@@ -97,11 +99,23 @@ class KernelBenchState:
     def set_sizes(self, sizes: dict[str, int]) -> None:
         """Module globals at `sizes` (the problem's own values for the others) until the next call."""
         sz.set_sizes(self.ref_mod, self.originals, sizes)
+        if self.cand_mod is not None:  # a ModelNew file that copies the problem's constants (batch_size = 256, as
+            # `new` scaffolds it) reads them at the same sizes (issue 40's trial: a hidden state sized by the copy)
+            sz.set_sizes(self.cand_mod, self.cand_originals, {k: v for k, v in sizes.items() if self._copied(k)})
         self.sizes = dict(sizes)
 
+    def _copied(self, key: str) -> bool:
+        name = key.split("[", 1)[0]
+        if not hasattr(self.cand_mod, name):
+            return False
+        ref0 = self.originals.get(name, getattr(self.ref_mod, name, None))
+        return self.cand_originals.get(name, getattr(self.cand_mod, name)) == ref0
+
     def restore(self) -> None:
-        """The module's own sizes again."""
+        """The modules' own sizes again."""
         sz.set_sizes(self.ref_mod, self.originals, {})
+        if self.cand_mod is not None:
+            sz.set_sizes(self.cand_mod, self.cand_originals, {})
         self.sizes = {}
 
     def prepare(self, task: Task, sizes: dict[str, int], dtype: torch.dtype | None = None) -> None:
@@ -132,8 +146,8 @@ class KernelBenchState:
         if dt is not None:
             ref = ref.to(dt)
             cand = cand.to(dt) if cand is not None and hasattr(cand, "to") else cand
-        task.ref_fn = task.ref_model = ref
-        task.cand_fn = cand
+        task.ref_model = ref
+        task.ref_fn, task.cand_fn = _from_built_state(ref), _from_built_state(cand)
         self.key = key
 
     def _sync(self, ref: Any, cand: Any) -> str:
@@ -197,6 +211,21 @@ class KernelBenchState:
                     x = x.to(case.dtype)
             out.append(x)
         return out
+
+
+def _from_built_state(model: Any) -> Any:
+    """Each call of a model from the state it was built with, as KernelBench's own check calls a fresh model once:
+    a stateful model (33_VanillaRNN's `self.hidden = tanh(...)`) is called several times here (two poisoned
+    candidate runs, the reference's float64 copy), and each must see the same state (memory.state_kept)."""
+    if not isinstance(model, torch.nn.Module):
+        return model
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with mem.state_kept(model):
+            return model(*args, **kwargs)
+
+    call.__wrapped__ = model  # type: ignore[attr-defined]  # run_benchmark times the model itself (bench.py)
+    return call
 
 
 def native_dtype(task: Task, sizes: dict[str, int]) -> torch.dtype:
