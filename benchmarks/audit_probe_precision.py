@@ -20,15 +20,15 @@ rules: flashinfer), `held_out_17` (a seventeenth, audited with the rules as they
 flash-kmeans), `held_out_18` (an eighteenth, beside the seventeenth on the same rules: unsloth-zoo), `held_out_19`
 (a nineteenth, audited with the rules as they stood at 47a1b16, unchanged: fairchem-core), `held_out_20` (a
 twentieth, beside the nineteenth on the same rules: protenix), `held_out_21` (a twenty-first, issue 35's first
-fresh pair, audited with the rules as they stood at TODO, unchanged: conch-triton-kernels), `held_out_22` (a
+fresh pair, audited with the rules as they stood at a6a4187, unchanged: conch-triton-kernels), `held_out_22` (a
 twenty-second, beside the twenty-first on the same rules: cut-cross-entropy), `held_out_23` (a twenty-third, issue 35's
-second fresh pair, audited with the rules as they stood at TODO, unchanged: minference), `held_out_24` (a
+second fresh pair, audited with the rules as they stood at a6a4187, unchanged: minference), `held_out_24` (a
 twenty-fourth, beside the twenty-third on the same rules: fp-quant, ai2-olmo-core) or
 `tuned` (tests/audit_probe_fixtures, written with the probes). The table has a row per set, a combined
 `held_out + held_out_2` row (the batches seen before the held_out_2 rule changes) and combined rows of
 the first three, all four, all five, all six, all seven, all eight, all ten, all twelve, all fourteen, all
 sixteen, all eighteen, all twenty and all twenty-four held-out batches, the twenty-third and twenty-fourth together
-(both fresh on the rules of TODO), the twenty-first and twenty-second together (both fresh on the rules of TODO), the
+(both fresh on the rules of a6a4187), the twenty-first and twenty-second together (both fresh on the rules of a6a4187), the
 nineteenth and twentieth together (both fresh on the rules of 47a1b16), the seventeenth and eighteenth together (both
 fresh on the rules of 38ef317), the fifteenth and sixteenth together (both fresh on the rules of 4e9ee4c), the
 thirteenth and fourteenth together (both fresh on the rules of 0b8b1a3), the eleventh and twelfth
@@ -121,8 +121,8 @@ COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
                                                   "held_out_19", "held_out_20", "held_out_21", "held_out_22",
                                                   "held_out_23", "held_out_24")))
 # Issue 35's fresh sets, prepared without running the audit on them: a run without --only leaves them out until the
-# rules are frozen (audit them with --only SET, label every P0/P1, then empty this).
-NOT_YET_AUDITED = ("held_out_21", "held_out_22", "held_out_23", "held_out_24")
+# rules are frozen (audit them with --only SET, label every P0/P1, then empty this). held_out_21..24: audited at a6a4187.
+NOT_YET_AUDITED: tuple[str, ...] = ()
 
 
 def labels() -> dict[str, Any]:
