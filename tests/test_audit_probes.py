@@ -34,7 +34,9 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "half_out.py": "harness_half.py", "sync_paths.py": "harness_sync.py",
            "linear_contig_weight.py": "harness_linear.py", "linear_contig_weight_bad.py": "harness_linear.py",
            "scale_fp16_only.py": "harness_scale2.py", "rows_no_empty.py": "harness_rowsum.py",
-           "kb_affine_unreached_helper.py": "../kernelbench_fixtures/affine_reference.py"}
+           "kb_affine_unreached_helper.py": "../kernelbench_fixtures/affine_reference.py",
+           "rotary_inplace_views.py": "harness_rotary_views.py",
+           "rotary_inplace_views_bad.py": "harness_rotary_views.py"}
 # The example dtype the audit takes from the file's contract (the worker alone runs the harness's default)
 DTYPE = {"scale_fp16_only.py": "float16"}
 
@@ -995,3 +997,34 @@ def test_a_helper_class_modelnew_never_reaches_gets_notes_not_p0s(service) -> No
         "        out = torch.empty", "        x = NewGELU()(x)\n        out = torch.empty")
     got = audit_source(used, "k.py", candidate=True)
     assert {f.id for f in got.findings if f.severity == "P0"} == {"no_kernel_launch", "pytorch_compute"}
+
+
+def test_fresh_copies_keep_strides_offsets_and_aliasing_in_storages_of_their_own() -> None:
+    from pytorch_to_triton.worker.probe_inputs import fresh_copies
+
+    qkv = torch.randn(4, 24)
+    q, k, prefix = qkv[:, :8], qkv[:, 8:16], torch.randn(10, 8)[:3]
+    q2, k2, p2, (q3, n) = fresh_copies([q, k, prefix, (q, 3)])
+    assert q2.stride() == q.stride() and k2.storage_offset() == 8 and torch.equal(q2, q) and torch.equal(k2, k)
+    assert q2.untyped_storage().data_ptr() == k2.untyped_storage().data_ptr() == q3.untyped_storage().data_ptr()
+    assert q2.untyped_storage().data_ptr() != qkv.untyped_storage().data_ptr() and n == 3
+    assert p2.untyped_storage().nbytes() == 3 * 8 * 4  # a prefix of rows: its rows alone (the bounds check's extent)
+    q2.zero_()
+    assert q.abs().sum() > 0  # the caller's buffer is untouched
+    odd = torch.randn(40)[3:][::2]
+    assert fresh_copies([odd])[0].data_ptr() % 16 == odd.data_ptr() % 16  # Triton's alignment specialisation
+
+
+def test_an_in_place_entry_on_views_of_a_packed_buffer_is_judged_on_the_callers_inputs(service) -> None:  # noqa: ANN001
+    """Issue 35: in-place RoPE on q and k, column views of one qkv buffer. The probes cloned only contiguous inputs,
+    so every call after the example saw values it had already rotated: false P0s on repeat, rows and layout. Each call
+    now gets fresh copies with the same layout; the twin with a wrong sign is still a P0."""
+    good = service.audit(path=f"{REL}/rotary_inplace_views.py", harness=f"{REL}/harness_rotary_views.py",
+                         compile=False)
+    by = {p["name"]: p for p in good.probes}
+    assert good.counts["P0"] == 0 and good.counts["P1"] == 0, good.markdown
+    assert by["repeat"]["ran"] and by["rows"]["ran"] and by["reference"]["ran"] and not by["rows"]["failures"]
+    bad = service.audit(path=f"{REL}/rotary_inplace_views_bad.py", harness=f"{REL}/harness_rotary_views.py",
+                        compile=False)
+    p0 = [f.check for f in bad.findings if f.severity == "P0"]
+    assert p0 == ["probe_reference"], bad.markdown

@@ -270,7 +270,7 @@ class Prober:
         t0 = time.monotonic()
         BOUNDS.active, POISON.active = True, True
         try:
-            args = [x.clone() if isinstance(x, torch.Tensor) and x.is_contiguous() else x for x in inputs]
+            args = pi.fresh_copies(inputs)  # in-place entries: every call on the caller's own values
             ret = (fn or self.entry)(*args, **(kwargs or {}))
             outs = _tensors(ret) or [a for a in args if isinstance(a, torch.Tensor)]  # in-place entries
             if fn is None and any("float8" in str(t.dtype) for t in outs):
