@@ -1,7 +1,7 @@
 """audit_kernel's probes (issue 26): a P0 is earned by running the entry; static suspects are hypotheses.
 
-Fixtures in tests/audit_probe_fixtures/ carry their label in their first line (`# label: good` or
-`# label: bad <probe>`); the probes run for real in the worker (the CPU interpreter with its bounds check here).
+Fixtures in tests/audit_probe_fixtures/ carry their label in their first line (`# label: good`,
+`# label: bad <probe>`, or `# label: robust <probe>`: a failure of a robustness kind, tiered by the server); the probes run for real in the worker (the CPU interpreter with its bounds check here).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "scale_fp16_only.py": "harness_scale2.py", "rows_no_empty.py": "harness_rowsum.py",
            "kb_affine_unreached_helper.py": "../kernelbench_fixtures/affine_reference.py",
            "rotary_inplace_views.py": "harness_rotary_views.py",
-           "rotary_inplace_views_bad.py": "harness_rotary_views.py"}
+           "rotary_inplace_views_bad.py": "harness_rotary_views.py", "softmax_naive_exp.py": "harness_softmax_ref.py",
+           "scale_defaults_called.py": "harness_defaults.py"}
 # The example dtype the audit takes from the file's contract (the worker alone runs the harness's default)
 DTYPE = {"scale_fp16_only.py": "float16"}
 
@@ -148,7 +149,10 @@ def test_fixture_fails_exactly_on_its_labelled_probe(name: str) -> None:
     label = _label(name)
     out = _run_repro(name, HARNESS.get(name, "harness_rows.py"), dtype=DTYPE.get(name))
     failed = {line.split()[1].rstrip(":") for line in out.stdout.splitlines() if line.startswith("FAIL ")}
-    if label[0] == "good":
+    aside = {line.split()[1].rstrip(":") for line in out.stdout.splitlines() if line.startswith("ASIDE ")}
+    if label[0] == "robust":  # a failure of a robustness kind: the server tiers it against the contract
+        assert out.returncode == 0 and not failed and label[1] in aside, out.stdout + out.stderr[-2000:]
+    elif label[0] == "good":
         assert out.returncode == 0 and not failed, out.stdout + out.stderr[-2000:]
     else:
         assert out.returncode == 1 and label[1] in failed, out.stdout + out.stderr[-2000:]
@@ -1028,3 +1032,37 @@ def test_an_in_place_entry_on_views_of_a_packed_buffer_is_judged_on_the_callers_
                         compile=False)
     p0 = [f.check for f in bad.findings if f.severity == "P0"]
     assert p0 == ["probe_reference"], bad.markdown
+
+
+def test_extreme_magnitudes_are_robustness_unless_the_sidecar_requires_them(tmp_path: Path, tmp_service) -> None:  # noqa: ANN001
+    """Issue 35: the magnitude probe (x100, -120) gave a quantizer a P0. Extreme values are robustness, as in
+    run_validation (cases.py kind "extreme"): a robustness finding, a P0 only with [audit] require = ["extreme"]."""
+    import shutil
+
+    for name in ("softmax_naive_exp.py", "harness_softmax_ref.py"):
+        shutil.copy(FIX / name, tmp_path / name)
+    (tmp_path / "softmax_naive_exp.p2t.toml").write_text('[audit]\nharness = "harness_softmax_ref.py"\n')
+    rep = tmp_service.audit(path="softmax_naive_exp.py", compile=False)
+    assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0, rep.markdown
+    r = next(r for r in rep.robustness if r.check == "probe_magnitude_extreme")
+    assert r.kind == "extreme" and r.case == "scale x100" and "(default)" in r.assumed and "max" in r.fix
+    (tmp_path / "softmax_naive_exp.p2t.toml").write_text('[audit]\nharness = "harness_softmax_ref.py"\n'
+                                                         'require = ["extreme"]\n')
+    req = tmp_service.audit(path="softmax_naive_exp.py", compile=False)
+    p0 = [f for f in req.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_magnitude"] and not req.robustness, req.markdown
+    assert "extreme magnitudes given by callers (required)" in p0[0].assumed
+
+
+def test_the_defaults_probe_is_contract_only_where_the_files_callers_leave_the_defaults_out(service) -> None:  # noqa: ANN001
+    """Issue 35: calling the entry without its optional arguments is the callers' input only if the file's own
+    callers call it so (scale_rows(x) calls softmax(x)); otherwise a robustness finding."""
+    alone = service.audit(path=f"{REL}/scale_defaults.py", harness=f"{REL}/harness_defaults.py", compile=False)
+    assert alone.counts["P0"] == 0 and alone.counts["P1"] == 0, alone.markdown
+    r = next(r for r in alone.robustness if r.check == "probe_defaults_defaults")
+    assert r.kind == "defaults" and r.case == "without scale" and "no call in the file" in r.assumed
+    called = service.audit(path=f"{REL}/scale_defaults_called.py", harness=f"{REL}/harness_defaults.py",
+                           compile=False)
+    p0 = [f for f in called.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_defaults"] and not called.robustness, called.markdown
+    assert "softmax called without scale (scale_rows calls it so" in p0[0].assumed
