@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 
+from . import interp_compat, sanitizer, target_compile
 from . import probe_inputs as pi
-from . import sanitizer, target_compile
 from .bounds import BOUNDS, OutOfBounds
 from .bounds import install as install_bounds
 from .compare import merged_tolerances, tolerance_for
@@ -274,8 +274,11 @@ class Prober:
             args = pi.fresh_copies(inputs)  # in-place entries: every call on the caller's own values
             ret = (fn or self.entry)(*args, **(kwargs or {}))
             outs = _tensors(ret) or [a for a in args if isinstance(a, torch.Tensor)]  # in-place entries
-            if fn is None and any("float8" in str(t.dtype) for t in outs):
-                self.fp8_out = True  # the interpreter's float32 -> float8 casts round differently from the GPU's
+            if fn is None and any("float8" in str(t.dtype) and str(t.dtype).removeprefix("torch.") not in
+                                  interp_compat.fp8_faithful() for t in outs):
+                # the interpreter's float32 -> float8 casts round differently from the GPU's, except the formats
+                # interp_compat.py converts as the GPU does (float8e4nv)
+                self.fp8_out = True
             if self.device == "cuda":
                 torch.cuda.synchronize()
             res = [t.detach().to("cpu").to(torch.float64) if t.is_floating_point() else t.detach().to("cpu")
