@@ -1,7 +1,7 @@
 """audit_kernel's probes (issue 26): a P0 is earned by running the entry; static suspects are hypotheses.
 
-Fixtures in tests/audit_probe_fixtures/ carry their label in their first line (`# label: good` or
-`# label: bad <probe>`); the probes run for real in the worker (the CPU interpreter with its bounds check here).
+Fixtures in tests/audit_probe_fixtures/ carry their label in their first line (`# label: good`,
+`# label: bad <probe>`, or `# label: robust <probe>`: a failure of a robustness kind, tiered by the server); the probes run for real in the worker (the CPU interpreter with its bounds check here).
 """
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "half_out.py": "harness_half.py", "sync_paths.py": "harness_sync.py",
            "linear_contig_weight.py": "harness_linear.py", "linear_contig_weight_bad.py": "harness_linear.py",
            "scale_fp16_only.py": "harness_scale2.py", "rows_no_empty.py": "harness_rowsum.py",
-           "kb_affine_unreached_helper.py": "../kernelbench_fixtures/affine_reference.py"}
+           "kb_affine_unreached_helper.py": "../kernelbench_fixtures/affine_reference.py",
+           "rotary_inplace_views.py": "harness_rotary_views.py",
+           "rotary_inplace_views_bad.py": "harness_rotary_views.py", "softmax_naive_exp.py": "harness_softmax_ref.py",
+           "scale_defaults_called.py": "harness_defaults.py"}
 # The example dtype the audit takes from the file's contract (the worker alone runs the harness's default)
 DTYPE = {"scale_fp16_only.py": "float16"}
 
@@ -146,7 +149,10 @@ def test_fixture_fails_exactly_on_its_labelled_probe(name: str) -> None:
     label = _label(name)
     out = _run_repro(name, HARNESS.get(name, "harness_rows.py"), dtype=DTYPE.get(name))
     failed = {line.split()[1].rstrip(":") for line in out.stdout.splitlines() if line.startswith("FAIL ")}
-    if label[0] == "good":
+    aside = {line.split()[1].rstrip(":") for line in out.stdout.splitlines() if line.startswith("ASIDE ")}
+    if label[0] == "robust":  # a failure of a robustness kind: the server tiers it against the contract
+        assert out.returncode == 0 and not failed and label[1] in aside, out.stdout + out.stderr[-2000:]
+    elif label[0] == "good":
         assert out.returncode == 0 and not failed, out.stdout + out.stderr[-2000:]
     else:
         assert out.returncode == 1 and label[1] in failed, out.stdout + out.stderr[-2000:]
@@ -994,3 +1000,68 @@ def test_a_helper_class_modelnew_never_reaches_gets_notes_not_p0s(service) -> No
         "        out = torch.empty", "        x = NewGELU()(x)\n        out = torch.empty")
     got = audit_source(used, "k.py", candidate=True)
     assert {f.id for f in got.findings if f.severity == "P0"} == {"no_kernel_launch", "pytorch_compute"}
+
+
+def test_fresh_copies_keep_strides_offsets_and_aliasing_in_storages_of_their_own() -> None:
+    from pytorch_to_triton.worker.probe_inputs import fresh_copies
+
+    qkv = torch.randn(4, 24)
+    q, k, prefix = qkv[:, :8], qkv[:, 8:16], torch.randn(10, 8)[:3]
+    q2, k2, p2, (q3, n) = fresh_copies([q, k, prefix, (q, 3)])
+    assert q2.stride() == q.stride() and k2.storage_offset() == 8 and torch.equal(q2, q) and torch.equal(k2, k)
+    assert q2.untyped_storage().data_ptr() == k2.untyped_storage().data_ptr() == q3.untyped_storage().data_ptr()
+    assert q2.untyped_storage().data_ptr() != qkv.untyped_storage().data_ptr() and n == 3
+    assert p2.untyped_storage().nbytes() == 3 * 8 * 4  # a prefix of rows: its rows alone (the bounds check's extent)
+    q2.zero_()
+    assert q.abs().sum() > 0  # the caller's buffer is untouched
+    odd = torch.randn(40)[3:][::2]
+    assert fresh_copies([odd])[0].data_ptr() % 16 == odd.data_ptr() % 16  # Triton's alignment specialisation
+
+
+def test_an_in_place_entry_on_views_of_a_packed_buffer_is_judged_on_the_callers_inputs(service) -> None:  # noqa: ANN001
+    """Issue 35: in-place RoPE on q and k, column views of one qkv buffer. The probes cloned only contiguous inputs,
+    so every call after the example saw values it had already rotated: false P0s on repeat, rows and layout. Each call
+    now gets fresh copies with the same layout; the twin with a wrong sign is still a P0."""
+    good = service.audit(path=f"{REL}/rotary_inplace_views.py", harness=f"{REL}/harness_rotary_views.py",
+                         compile=False)
+    by = {p["name"]: p for p in good.probes}
+    assert good.counts["P0"] == 0 and good.counts["P1"] == 0, good.markdown
+    assert by["repeat"]["ran"] and by["rows"]["ran"] and by["reference"]["ran"] and not by["rows"]["failures"]
+    bad = service.audit(path=f"{REL}/rotary_inplace_views_bad.py", harness=f"{REL}/harness_rotary_views.py",
+                        compile=False)
+    p0 = [f.check for f in bad.findings if f.severity == "P0"]
+    assert p0 == ["probe_reference"], bad.markdown
+
+
+def test_extreme_magnitudes_are_robustness_unless_the_sidecar_requires_them(tmp_path: Path, tmp_service) -> None:  # noqa: ANN001
+    """Issue 35: the magnitude probe (x100, -120) gave a quantizer a P0. Extreme values are robustness, as in
+    run_validation (cases.py kind "extreme"): a robustness finding, a P0 only with [audit] require = ["extreme"]."""
+    import shutil
+
+    for name in ("softmax_naive_exp.py", "harness_softmax_ref.py"):
+        shutil.copy(FIX / name, tmp_path / name)
+    (tmp_path / "softmax_naive_exp.p2t.toml").write_text('[audit]\nharness = "harness_softmax_ref.py"\n')
+    rep = tmp_service.audit(path="softmax_naive_exp.py", compile=False)
+    assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0, rep.markdown
+    r = next(r for r in rep.robustness if r.check == "probe_magnitude_extreme")
+    assert r.kind == "extreme" and r.case == "scale x100" and "(default)" in r.assumed and "max" in r.fix
+    (tmp_path / "softmax_naive_exp.p2t.toml").write_text('[audit]\nharness = "harness_softmax_ref.py"\n'
+                                                         'require = ["extreme"]\n')
+    req = tmp_service.audit(path="softmax_naive_exp.py", compile=False)
+    p0 = [f for f in req.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_magnitude"] and not req.robustness, req.markdown
+    assert "extreme magnitudes given by callers (required)" in p0[0].assumed
+
+
+def test_the_defaults_probe_is_contract_only_where_the_files_callers_leave_the_defaults_out(service) -> None:  # noqa: ANN001
+    """Issue 35: calling the entry without its optional arguments is the callers' input only if the file's own
+    callers call it so (scale_rows(x) calls softmax(x)); otherwise a robustness finding."""
+    alone = service.audit(path=f"{REL}/scale_defaults.py", harness=f"{REL}/harness_defaults.py", compile=False)
+    assert alone.counts["P0"] == 0 and alone.counts["P1"] == 0, alone.markdown
+    r = next(r for r in alone.robustness if r.check == "probe_defaults_defaults")
+    assert r.kind == "defaults" and r.case == "without scale" and "no call in the file" in r.assumed
+    called = service.audit(path=f"{REL}/scale_defaults_called.py", harness=f"{REL}/harness_defaults.py",
+                           compile=False)
+    p0 = [f for f in called.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["probe_defaults"] and not called.robustness, called.markdown
+    assert "softmax called without scale (scale_rows calls it so" in p0[0].assumed

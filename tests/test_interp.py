@@ -350,3 +350,49 @@ def test_libdevice_math_and_a_list_grid_run_under_the_interpreter(fx) -> None:
     rep = svc.validate(reference="gelu_tanh_reference.py", candidates=["gelu_tanh_libdevice.py"], trials=1)
     assert rep.ok, rep.summary
     assert "libdevice functions in NumPy" in str(rep.runtime.get("libdevice")), rep.runtime
+
+
+FP8_KERNEL = '''
+import os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from pytorch_to_triton.worker import interp_compat
+print(interp_compat.install_fp8_rounding(), interp_compat.fp8_faithful())
+
+@triton.jit
+def cast16(x_ptr, o_ptr, r_ptr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    tl.store(o_ptr + offs, x.to(tl.float8e4nv))
+    tl.store(r_ptr + offs, x.to(tl.float8e4nv, fp_downcast_rounding="rtz"))
+
+x = torch.tensor([0.4914, 500., 0.0, -0.4914, 1.0, 0.9999, 447., 449., 464., 1e6, -1e6, 0.001, 2 ** -10, -3.3,
+                  240., 15.5])
+o, r = torch.empty(16, dtype=torch.float8_e4m3fn), torch.empty(16, dtype=torch.float8_e4m3fn)
+cast16[(1,)](x, o, r)
+want = x.clamp(-448, 448).to(torch.float8_e4m3fn)
+print("values", o.float().tolist())
+print("rtne", torch.equal(o.view(torch.uint8), want.view(torch.uint8)))
+print("rtz", r.float()[:2].tolist())
+'''
+
+
+@interp_only
+def test_fp32_to_fp8e4nv_rounds_to_nearest_even_and_saturates_like_the_gpu(tmp_path: Path) -> None:
+    """Issue 35: Triton 3.9's interpreter lost the rounding carry into the exponent (0.4914 -> 0.25, the GPU gives 0.5),
+    gave 256 for 500 (the GPU's satfinite cvt gives 448) and flushed subnormals. interp_compat.install_fp8_rounding
+    converts as the GPU does; 16 values against torch's float8_e4m3fn cast clamped to +-448. "rtz" is left as is."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import pythonpath
+
+    (tmp_path / "cast16.py").write_text(FP8_KERNEL)
+    done = subprocess.run([sys.executable, "cast16.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": pythonpath()})
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert "rounds to nearest even, saturating ('float8_e4m3fn',)" in out, out
+    assert "rtne True" in out and "values [0.5, 448.0, 0.0, -0.5" in out, out
+    assert "rtz [0.46875" in out, out  # round toward zero: 0.4914 -> 0.46875, not the RTNE patch's 0.5

@@ -7,7 +7,9 @@
 
 A robustness input has a kind. The validator builds four (layouts, empty, nan, extreme); the audit's probes see
 finer ones (a strided weight, a strided last dimension, a size that breaks the example's parity, TF32 dots), each a
-sub-kind of a broader one (PARENT): requiring the broad kind (`require = ["layouts"]`, strict) requires its sub-kinds
+sub-kind of a broader one (PARENT), and two of their own: the magnitude probe's values (x100, shifted by -120) are
+"extreme", as the validator's; the entry called without its optional arguments is "defaults", contract only where the
+file's own callers call it so (audit/contract.py reads the call sites): requiring the broad kind (`require = ["layouts"]`, strict) requires its sub-kinds
 too. Pure Python: the server (no torch) and the worker (no pydantic) both import it.
 """
 
@@ -20,7 +22,7 @@ CONTRACT, ROBUSTNESS = "contract", "robustness"
 REQUIRE_KINDS = ("layouts", "empty", "nan", "extreme")
 # The audit's finer kinds (probe variants outside the default contract) and the broad kind each belongs to.
 PARENT = {"weight": "layouts", "lastdim": "layouts", "1d": "layouts", "structure": "structure",
-          "precision": "precision"}
+          "precision": "precision", "defaults": "defaults"}
 AUDIT_KINDS = (*REQUIRE_KINDS, *PARENT)
 TITLES = {"layouts": "non-contiguous input", "empty": "empty dims", "nan": "NaN/inf input",
           "extreme": "extreme magnitudes",
@@ -28,7 +30,8 @@ TITLES = {"layouts": "non-contiguous input", "empty": "empty dims", "nan": "NaN/
           "lastdim": "a strided last dimension (a transposed view)",
           "1d": "a strided 1-D weight or bias",
           "structure": "sizes that break the example's structure (odd where it is even)",
-          "precision": "fp32 accuracy from fp32 dots (IEEE where Triton's default is TF32)"}
+          "precision": "fp32 accuracy from fp32 dots (IEEE where Triton's default is TF32)",
+          "defaults": "the entry called without its optional arguments"}
 FIXES = {
     "layouts": "call .contiguous() on the inputs in the wrapper (it costs nothing on contiguous input), or pass "
                "the strides into the kernel (stride_* arguments) instead of indexing rows by row * n_cols",
@@ -43,6 +46,8 @@ FIXES = {
     "1d": "weight = weight.contiguous() in the entry (free for a dense parameter), or pass weight.stride(0)",
     "structure": "assert the size is even in the entry (a clear error), or handle the odd tail",
     "precision": 'tl.dot(a, b, input_precision="ieee") where fp32 accuracy is the contract',
+    "defaults": "give each documented default a value before it is used (a None default is replaced, not used), or "
+                "make the argument required if no caller may leave it out",
 }
 # What the audit assumes of its callers when neither the file, the harness nor the sidecar says otherwise: one
 # line per robustness kind, said in every finding's "assumed:" line so a user can dispute it (`[audit] require`).
@@ -53,6 +58,8 @@ DEFAULT_ASSUMED = {
     "structure": "sizes keep the example's parity",
     "precision": "fp32 tl.dot at TF32 (Triton's default)",
     "empty": "batch >= 1",
+    "extreme": "values of the example's magnitude (not x100, not shifted by -120)",
+    "defaults": "the entry called with the arguments the example passes (no call in the file leaves its defaults out)",
 }
 
 

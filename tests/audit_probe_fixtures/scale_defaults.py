@@ -1,4 +1,4 @@
-# label: bad defaults
+# label: robust defaults
 import torch
 import triton
 import triton.language as tl

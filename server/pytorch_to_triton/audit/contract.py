@@ -6,8 +6,9 @@ Read, in this order, the first to say a thing wins:
 2. the harness's `CONTRACT = {"require": [...], "assume": [...]}` (a literal, read without running it);
 3. the file itself, where neither says otherwise: the wrappers the entry reaches (asserts, `.contiguous()` calls,
    dtype asserts and casts, shape checks, an early return on empty input, grid dimensions 1 and 2 that cap a size at
-   65535), its call sites in the same file (arguments passed `.contiguous()` or cast), and its kernels' dots (an
-   explicit IEEE precision makes fp32 accuracy part of the contract).
+   65535), its call sites in the same file (arguments passed `.contiguous()` or cast; a call of the entry that leaves
+   out an optional argument makes the defaults probe contract: "defaults"), and its kernels' dots (an explicit IEEE
+   precision makes fp32 accuracy part of the contract).
 Everything else is the tool's default (tier_rules.DEFAULT_ASSUMED). Every P0/P1 and every robustness finding says
 the contract it assumed in one line (`line`), so a user can dispute it in the sidecar.
 """
@@ -22,14 +23,15 @@ from typing import Any
 from .. import tier_rules as tr
 from .names import dotted, kw, short
 from .reach import reachable, roots
-from .structure import FileModel, HostFunc
+from .structure import _NOT_PRODUCT, FileModel, HostFunc
 
 GRID_CAP = 65535  # CUDA's limit on grid dimensions 1 and 2 (dimension 0 goes to 2**31 - 1)
 TORCH_DTYPES = ("float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "uint8",
                 "int16", "int32", "int64", "bool")
 # Which default assumptions a probe's findings depend on (the "assumed:" line names these).
 PROBE_KINDS = {"layout": ("weight", "lastdim", "1d"), "sizes": ("structure", "empty"), "rows": ("empty",),
-               "reference": ("precision",), "grad": ("precision",)}
+               "reference": ("precision",), "grad": ("precision",), "magnitude": ("extreme",),
+               "defaults": ("defaults",)}
 MAX_ITEMS = 4
 FLOATS = ("float16", "bfloat16", "float64")
 
@@ -143,6 +145,8 @@ def _from_file(c: Contract, model: FileModel, entry: str | None) -> None:
                     c.items.append((f"{ast.unparse(e)} <= {GRID_CAP}", f"grid dim {i} of {ln.kernel}"))
         for caller, call in model.callers_of(fn.qualname):
             _call_site(c, fn, caller, call)
+    if start:
+        _defaults_used(c, model, start[0])
     for k in model.kernels.values():
         if k.name in reached and any(isinstance(n, ast.Call) and short(dotted(n.func)) == "dot" and _ieee(n)
                                      for n in ast.walk(k.node)):
@@ -159,6 +163,31 @@ def _from_file(c: Contract, model: FileModel, entry: str | None) -> None:
         c.dtype = admits[0]
     if c.items and c.source == "the tool's defaults":
         c.source = "the file's wrappers and call sites"
+
+
+def _defaults_used(c: Contract, model: FileModel, entry: str) -> None:
+    """The file's own callers (not its tests, benchmarks or main) call the entry without an optional argument: the
+    defaults probe's input is theirs (contract, "defaults"); otherwise calling it so is robustness (issue 35)."""
+    fn = model.funcs.get(entry)
+    if fn is None or not isinstance(fn.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+    a = fn.node.args
+    pos = [x.arg for x in a.posonlyargs + a.args]
+    optional = pos[len(pos) - len(a.defaults):] if a.defaults else []
+    optional += [x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    if fn.cls is not None and pos[:1] in (["self"], ["cls"]):
+        pos = pos[1:]
+    for caller, call in model.callers_of(entry):
+        if _NOT_PRODUCT.match(short(caller.qualname)) or any(isinstance(x, ast.Starred) for x in call.args) or \
+                any(k.arg is None for k in call.keywords):
+            continue  # *args / **kwargs: what it passes is not read here
+        given = set(pos[:len(call.args)]) | {k.arg for k in call.keywords if k.arg}
+        left = [o for o in optional if o not in given]
+        if left:
+            c.require.add("defaults")
+            c.items.append((f"{short(entry)} called without {', '.join(left)}",
+                            f"{short(caller.qualname)} calls it so, line {call.lineno}"))
+            return
 
 
 def _ieee(call: ast.Call) -> bool:

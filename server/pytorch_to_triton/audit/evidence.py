@@ -196,6 +196,11 @@ WHYS = {
     "lastdim": "right for any row stride, wrong when the last dimension itself is strided (a transposed view): the "
                "kernel assumes a unit last-dim stride, Triton's usual contract",
     "empty": "fails only on an empty batch (a dimension of 0), which the contract does not give",
+    "extreme": "fails only on values far from the example's (x100, or shifted by -120), which run_validation also "
+               "counts as robustness (cases.py kind \"extreme\"): a quantizer or a kernel without max subtraction "
+               "may overflow there; make it contract with [audit] require = [\"extreme\"] if callers give such values",
+    "defaults": "fails only when the entry is called without its optional arguments, which no call in the file does: "
+                "if callers may leave them out, fix the default path; else make them required",
 }
 
 
@@ -216,7 +221,7 @@ def _robustness(report: AuditReport, probes: list[dict[str, Any]], repro: Repro 
             if tr.tier_of(kind, contract.require) == tr.CONTRACT:
                 report.findings.append(Finding(
                     id=f"probe_{p['name']}", category=CATEGORY.get(p["name"], "correctness"),  # type: ignore[arg-type]
-                    severity="P0", file=report.file, line=entry_line, evidence=f"{seen}; {first.get('detail', '')}"[:600],
+                    severity="P1" if _weak(p["name"], first) else "P0", file=report.file, line=entry_line, evidence=f"{seen}; {first.get('detail', '')}"[:600],
                     why=f"probe {p['name']} failed on {first['variant']}: {first['what']}; the contract says callers "
                         f"give {tr.title(kind)}", fix=tr.fix(kind) or FIX.get(p["name"], ""), reproducer=cmd,
                     probe=p["name"]))

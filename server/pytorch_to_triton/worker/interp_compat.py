@@ -15,6 +15,13 @@ Boolean splats (Triton 3.9 and older): a comparison of two int64 scalars (`valid
 an int64 tensor) keeps int64 as its handle's dtype, so splatting it to a block (`(cols < V) & valid`) builds an
 int64 array and the mask reaches tl.load as integers: "mask has unsupported dtype", although the mask's type is
 int1 and the GPU compiles it as such. A splat whose result type is int1 is built as bool here.
+
+float32 -> float8e4nv (Triton 3.9 and older): the interpreter's bit-level conversion adds the rounding carry to the
+mantissa alone, so a carry into the exponent is lost (0.4914 -> 0.25, where the GPU and torch give 0.5), values past
+the largest finite one become 256 or NaN (500 -> 256; the GPU's cvt.rn.satfinite gives 448) and subnormals flush to 0
+(0.001 -> 0, not 2**-9). A round-to-nearest-even conversion (the default, and fp_downcast_rounding="rtne") of a
+float32, float16 or bfloat16 block to float8e4nv is done here by torch's float8_e4m3fn cast after clamping to +-448:
+round-to-nearest-even with the GPU's saturation, NaN kept. Other fp8 formats and "rtz" stay the interpreter's own.
 """
 
 from __future__ import annotations
@@ -164,3 +171,58 @@ def install_range_tensor() -> str:
     visit_For._p2t_range = True  # type: ignore[attr-defined]
     cls.visit_For = visit_For
     return "range loop variables are tensors"
+
+
+E4NV_MAX = 448.0  # the largest finite float8e4nv (e4m3fn): where the GPU's satfinite conversion saturates
+
+
+def _to_e4nv(data: Any, src: Any, tl: Any) -> Any:
+    """float8e4nv bytes (uint8) of a float32/float16/bfloat16 block, rounded to nearest even, saturated at +-448."""
+    import numpy as np
+    import torch
+
+    if src == tl.bfloat16:  # stored as its 16 bits
+        wide = (np.asarray(data).astype(np.uint32) << 16).view(np.float32)
+    else:
+        wide = np.asarray(data, dtype=np.float32)
+    t = torch.from_numpy(np.ascontiguousarray(wide)).clamp(-E4NV_MAX, E4NV_MAX)  # clamp keeps NaN
+    return t.to(torch.float8_e4m3fn).view(torch.uint8).numpy().reshape(np.shape(data))
+
+
+def install_fp8_rounding() -> str:
+    """Convert float32/float16/bfloat16 to float8e4nv as the GPU does (see the module docstring); returns what was
+    done."""
+    try:
+        import torch
+        import triton.language as tl
+        from triton._C.libtriton import ir
+        from triton.runtime import interpreter
+    except ImportError:  # pragma: no cover - every Triton 3.x has them
+        return "no interpreter module"
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    orig = getattr(builder, "create_fp_to_fp", None)
+    rtne = getattr(getattr(ir, "ROUNDING_MODE", None), "RTNE", None)
+    if orig is None or rtne is None or not hasattr(torch, "float8_e4m3fn"):
+        return "float8 conversions left as is"
+    if getattr(orig, "_p2t_fp8", False):
+        return "float32 -> float8e4nv rounds to nearest even, saturating"
+
+    def create_fp_to_fp(self: Any, src: Any, dst_type: Any, rounding_mode: Any) -> Any:
+        s, d = src.dtype.scalar, dst_type.scalar
+        if d == tl.float8e4nv and s in (tl.float32, tl.float16, tl.bfloat16) and rounding_mode in (rtne, None):
+            return interpreter.TensorHandle(_to_e4nv(src.data, s, tl), d)
+        return orig(self, src, dst_type, rounding_mode)
+
+    create_fp_to_fp._p2t_fp8 = True  # type: ignore[attr-defined]
+    builder.create_fp_to_fp = create_fp_to_fp
+    return "float32 -> float8e4nv rounds to nearest even, saturating"
+
+
+def fp8_faithful() -> tuple[str, ...]:
+    """The float8 formats (torch dtype names) whose conversions from float32 this interpreter rounds as the GPU does."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:  # pragma: no cover
+        return ()
+    fn = getattr(getattr(interpreter, "InterpreterBuilder", None), "create_fp_to_fp", None)
+    return ("float8_e4m3fn",) if getattr(fn, "_p2t_fp8", False) else ()

@@ -39,6 +39,74 @@ MAGNITUDES = (("scale x100", 100.0, 0.0), ("shift -120", 1.0, -120.0))
 MAX_SIZE_VARIANTS = 10
 
 
+def fresh_copies(inputs: list[Any]) -> list[Any]:
+    """The inputs again, every tensor (in lists, tuples and dicts too) a copy with the same strides in a storage of
+    its own: an entry that writes in place (rotary embedding on q and k, column views of one packed qkv buffer) leaves
+    the caller's tensors as they were, so each call is judged on the inputs the caller gives (issue 35: the repeat,
+    rows and layout probes saw values the example call had already rotated). Views of one storage stay views of one
+    copy (their aliasing is part of the input), which holds the bytes from the first to the last element any of them
+    spans (a prefix of rows is a storage of its rows alone, as the bounds check expects; the gaps between a strided
+    view's elements keep their poison), starting at the same offset modulo 16 bytes (Triton specialises on it)."""
+    spans: dict[tuple[int, str], tuple[int, int]] = {}
+    for t in _all_tensors(inputs):
+        if _plain(t):
+            key, lo, hi = _span(t)
+            old = spans.get(key)
+            spans[key] = (lo, hi) if old is None else (min(lo, old[0]), max(hi, old[1]))
+    memo: dict[tuple[int, str], Any] = {}
+    return [_fresh(x, spans, memo) for x in inputs]
+
+
+ALIGN = 16  # bytes: the pointer alignment Triton specialises a launch on
+
+
+def _all_tensors(x: Any) -> list[torch.Tensor]:
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in _all_tensors(v)]
+    if isinstance(x, dict):
+        return [t for v in x.values() for t in _all_tensors(v)]
+    return []
+
+
+def _plain(t: torch.Tensor) -> bool:
+    """A strided dense tensor with a storage of its own bytes (not sparse, meta, or a subclass of torch.Tensor)."""
+    return type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout == torch.strided and not t.is_meta and \
+        all(s >= 0 for s in t.stride())
+
+
+def _span(t: torch.Tensor) -> tuple[tuple[int, str], int, int]:
+    """(storage key, first byte, end byte) of the elements t can reach; the first byte rounded down to ALIGN."""
+    st, es = t.untyped_storage(), t.element_size()
+    first = t.storage_offset() * es
+    last = first + (sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1) * es if t.numel() else first
+    return (st.data_ptr(), str(t.device)), first - first % ALIGN, last
+
+
+def _fresh(x: Any, spans: dict[tuple[int, str], tuple[int, int]], memo: dict[tuple[int, str], Any]) -> Any:
+    if isinstance(x, list):
+        return [_fresh(v, spans, memo) for v in x]
+    if type(x) is tuple:
+        return tuple(_fresh(v, spans, memo) for v in x)
+    if isinstance(x, dict):
+        return {k: _fresh(v, spans, memo) for k, v in x.items()}
+    if not isinstance(x, torch.Tensor):
+        return x
+    if not _plain(x):
+        return x.clone() if x.is_contiguous() else x
+    key, _, _ = _span(x)
+    lo, hi = spans[key]
+    with torch.no_grad():
+        if key not in memo:
+            raw = torch.empty(0, dtype=torch.uint8, device=x.device).set_(
+                x.untyped_storage(), 0, (x.untyped_storage().nbytes(),), (1,))
+            memo[key] = raw[lo:hi].clone().untyped_storage()
+        y = torch.empty(0, dtype=x.dtype, device=x.device).set_(
+            memo[key], (x.storage_offset() * x.element_size() - lo) // x.element_size(), x.size(), x.stride())
+    return y.requires_grad_(x.requires_grad)
+
+
 def _floating(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
 

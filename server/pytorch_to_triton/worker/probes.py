@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 
+from . import interp_compat, sanitizer, target_compile
 from . import probe_inputs as pi
-from . import sanitizer, target_compile
 from .bounds import BOUNDS, OutOfBounds
 from .bounds import install as install_bounds
 from .compare import merged_tolerances, tolerance_for
@@ -146,7 +146,8 @@ class Probe:
     # Failures on inputs outside the default contract, each with its robustness `kind` (tier_rules.py): "structure"
     # (only at an odd size where the example's is even, the even size next to it passing: GEGLU's halves,
     # rotate-half RoPE), "1d" (only with a strided 1-D tensor), "weight" (only through a tensor that does not carry
-    # the batch), "lastdim" (only with a strided last dim), "precision" (TF32 dots), "empty" (a batch of 0). The
+    # the batch), "lastdim" (only with a strided last dim), "precision" (TF32 dots), "empty" (a batch of 0),
+    # "extreme" (the magnitude probe's values), "defaults" (the entry called without its optional arguments). The
     # server (audit/evidence.py) tiers them against the contract: robustness findings, or P0s where the contract
     # says the callers give such inputs.
     aside: list[dict[str, Any]] = field(default_factory=list)
@@ -270,11 +271,14 @@ class Prober:
         t0 = time.monotonic()
         BOUNDS.active, POISON.active = True, True
         try:
-            args = [x.clone() if isinstance(x, torch.Tensor) and x.is_contiguous() else x for x in inputs]
+            args = pi.fresh_copies(inputs)  # in-place entries: every call on the caller's own values
             ret = (fn or self.entry)(*args, **(kwargs or {}))
             outs = _tensors(ret) or [a for a in args if isinstance(a, torch.Tensor)]  # in-place entries
-            if fn is None and any("float8" in str(t.dtype) for t in outs):
-                self.fp8_out = True  # the interpreter's float32 -> float8 casts round differently from the GPU's
+            if fn is None and any("float8" in str(t.dtype) and str(t.dtype).removeprefix("torch.") not in
+                                  interp_compat.fp8_faithful() for t in outs):
+                # the interpreter's float32 -> float8 casts round differently from the GPU's, except the formats
+                # interp_compat.py converts as the GPU does (float8e4nv)
+                self.fp8_out = True
             if self.device == "cuda":
                 torch.cuda.synchronize()
             res = [t.detach().to("cpu").to(torch.float64) if t.is_floating_point() else t.detach().to("cpu")
@@ -295,6 +299,15 @@ class Prober:
         if hit and self.mark is not None:
             self.mark(f"{probe}: {label}")
         return hit
+
+    @staticmethod
+    def set_aside(p: Probe, since: int, kind: str, **extra: Any) -> None:
+        """Move the failures recorded since index `since` to p.aside as robustness `kind` (tier_rules.py); an
+        out-of-bounds access stays a failure (memory safety is the contract on every input)."""
+        moved = [r for r in p.failures[since:] if not r.get("oob")]
+        p.failures[since:] = [r for r in p.failures[since:] if r.get("oob")]
+        p.aside += [{**r, "kind": kind, **extra, "detail": r.get("detail") or r.get("error") or r["what"]}
+                    for r in moved]
 
     def fail(self, p: Probe, label: str, what: str, error: BaseException | None = None, **extra: Any) -> None:
         """Record a failing variant (with the kernel line when the error came from inside a kernel)."""
@@ -697,6 +710,15 @@ class Prober:
                               judged_by="reference")
 
     def _magnitude(self, p: Probe, x: list[Any], outs: list[torch.Tensor]) -> None:
+        """Extreme values are robustness, as in run_validation (cases.py kind "extreme"): every failure here is
+        recorded aside (kind "extreme"), a P0/P1 only where the contract requires it; an out-of-bounds access stays."""
+        mark = len(p.failures)
+        try:
+            self._magnitude_variants(p, x)
+        finally:
+            self.set_aside(p, mark, "extreme")
+
+    def _magnitude_variants(self, p: Probe, x: list[Any]) -> None:
         for label, variant in pi.magnitudes(x).items():
             if not self.wanted("magnitude", label) or self.out_of_time(p):
                 continue
@@ -768,6 +790,12 @@ class Prober:
             return
         got = self.call(x[:required])
         p.ran.append(label)
+        mark = len(p.failures)
+        self._defaults_judge(p, label, x, got)
+        # robustness unless the file's own callers leave those arguments out (audit/contract.py: "defaults")
+        self.set_aside(p, mark, "defaults", dropped=[q.name for q in pos[required:len(x)]])
+
+    def _defaults_judge(self, p: Probe, label: str, x: list[Any], got: Outcome) -> None:
         if got.error is not None and missing_op(got.error):
             p.notes.append(f"{label}: the default path calls a compiled operator this environment does not load "
                            f"({str(got.error)[:160]}): not the file's kernels, not judged")
@@ -1149,6 +1177,10 @@ def main(argv: list[str] | None = None) -> int:
         failures += [(p["name"], f) for p in res["probes"] for f in p.get("aside") or []]
     for name, f in failures:  # a person's terminal, not the MCP channel
         print(f"FAIL {name}: {f['variant']}: {f['what']} {f.get('detail') or f.get('error', '')}")
+    if not a.only:  # robustness records: failures only where the contract gives such inputs (the server decides)
+        for p in res["probes"]:
+            for f in p.get("aside") or []:
+                print(f"ASIDE {p['name']}: {f['variant']}: {f['what']} (robustness kind {f.get('kind')})")
     if not failures:
         print("no probe failed")
     return 1 if failures else 0

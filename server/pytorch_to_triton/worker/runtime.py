@@ -232,6 +232,7 @@ def _install_interpreter_hooks() -> dict[str, Any]:
                            "list_grid": interp_compat.install_list_grid(),
                            "range_tensor": interp_compat.install_range_tensor(),
                            "cuda_device": interp_compat.install_cuda_device_noop(),
+                           "fp8_rounding": interp_compat.install_fp8_rounding(),
                            "libdevice": interp_libdevice.install()}
     try:
         interp_tf32.install()
