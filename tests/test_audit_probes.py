@@ -247,7 +247,7 @@ def test_held_out_p0s_are_real_and_reproduce_and_execution_finds_the_known_probl
 LATER_BATCHES = [
     ("held_out_2", 7, "sglang, lmdeploy", 3, 5, 3),
     ("held_out_3", 6, "vllm, axolotl", 1, 4, 1),
-    ("held_out_4", 6, "mamba-ssm, flag-gems", 1, 3, 1),
+    ("held_out_4", 6, "mamba-ssm, flag-gems", 0, 3, 0),  # mamba's D/dt_bias=None crash is robustness "defaults" (issue 35)
     ("held_out_5", 6, "megablocks, trl, lightllm", 2, 6, 2),
     ("held_out_6", 6, "verl, auto-round, flash-attn", 3, 7, 3),
     ("held_out_7", 6, "sageattention, ring-flash-attn, nvidia-modelopt", 2, 4, 2),
