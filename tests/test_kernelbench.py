@@ -234,16 +234,16 @@ def test_prepare_rebuilds_perturbs_and_syncs(linear_mod, tmp_path: Path) -> None
     task = load_task(tmp_path / "linear_reference.py", cand, None, None, "cpu")
     assert task.ref_fn is None  # nothing is built at the full size before a case asks for sizes
     xs = task.make_inputs(Case("a", {"in_features": 24, "batch_size": 3}, torch.float32, "cpu", 0))
-    assert list(xs[0].shape) == [3, 24] and task.ref_fn.fc.in_features == 24
-    w = task.ref_fn.norm.weight
+    assert list(xs[0].shape) == [3, 24] and task.ref_model.fc.in_features == 24
+    w = task.ref_model.norm.weight
     assert not torch.allclose(w, torch.ones_like(w))  # LayerNorm's identity weight was perturbed
-    assert torch.equal(task.cand_fn.norm.weight, w) and torch.equal(task.cand_fn.fc.weight, task.ref_fn.fc.weight)
+    assert torch.equal(task.cand_fn.__wrapped__.norm.weight, w) and torch.equal(task.cand_fn.__wrapped__.fc.weight, task.ref_model.fc.weight)
     assert task.kb.parameters.startswith("perturbed")
-    first = task.ref_fn
+    first = task.ref_model
     task.make_inputs(Case("b", {"in_features": 24, "batch_size": 5}, torch.float32, "cpu", 1))
-    assert task.ref_fn is first  # get_init_inputs unchanged: the models are kept
+    assert task.ref_model is first  # get_init_inputs unchanged: the models are kept
     task.make_inputs(Case("c", {"in_features": 8}, torch.float32, "cpu", 1))
-    assert task.ref_fn.fc.in_features == 8
+    assert task.ref_model.fc.in_features == 8
     task.kb.restore()
     assert task.ref_mod.in_features == 1024
     assert cs.perturb(torch.nn.Linear(2, 2), 0) == 2
@@ -277,8 +277,8 @@ def test_benchmark_specs_and_models_follow_sizes(linear_mod, tmp_path: Path) -> 
     assert kb.bench_setup(base, cands, specs, {}, torch.bfloat16) == torch.float32  # the problem's own dtype
     case = Case("b2", specs[0][1], torch.float32, "cpu", 0)
     ready = kb.prepare_for_bench(base, cands, case)
-    assert base.ref_fn.fc.in_features == 16 and ready[0][1].cand_fn.fc.in_features == 16
-    assert torch.equal(ready[0][1].cand_fn.fc.weight, base.ref_fn.fc.weight)  # same seed, no perturbation
+    assert base.ref_model.fc.in_features == 16 and ready[0][1].cand_fn.__wrapped__.fc.in_features == 16
+    assert torch.equal(ready[0][1].cand_fn.__wrapped__.fc.weight, base.ref_model.fc.weight)  # same seed, no perturbation
     assert base.kb.parameters.startswith("seeded initialization")
     assert isinstance(ready[1][1], kb.CandidateInitError) and "needs wide inputs" in str(ready[1][1])
 
