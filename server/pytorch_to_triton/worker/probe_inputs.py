@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from . import sizes as sz
+from .nest import tensors_in
 from .poison import fill_poison, original
 
 SENTINEL_PARAMS = ("ignore_index", "padding_idx", "pad_token_id", "pad_id", "ignore_id")
@@ -48,7 +49,7 @@ def fresh_copies(inputs: list[Any]) -> list[Any]:
     spans (a prefix of rows is a storage of its rows alone, as the bounds check expects; the gaps between a strided
     view's elements keep their poison), starting at the same offset modulo 16 bytes (Triton specialises on it)."""
     spans: dict[tuple[int, str], tuple[int, int]] = {}
-    for t in _all_tensors(inputs):
+    for t in tensors_in(inputs):
         if _plain(t):
             key, lo, hi = _span(t)
             old = spans.get(key)
@@ -58,16 +59,6 @@ def fresh_copies(inputs: list[Any]) -> list[Any]:
 
 
 ALIGN = 16  # bytes: the pointer alignment Triton specialises a launch on
-
-
-def _all_tensors(x: Any) -> list[torch.Tensor]:
-    if isinstance(x, torch.Tensor):
-        return [x]
-    if isinstance(x, (list, tuple)):
-        return [t for v in x for t in _all_tensors(v)]
-    if isinstance(x, dict):
-        return [t for v in x.values() for t in _all_tensors(v)]
-    return []
 
 
 def _plain(t: torch.Tensor) -> bool:
