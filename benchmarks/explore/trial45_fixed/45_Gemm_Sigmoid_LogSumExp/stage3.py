@@ -21,7 +21,7 @@ import triton.language as tl
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 LOG2E = tl.constexpr(1.4426950408889634)  # fixed: a float global is no constexpr under Triton 3.6
-LN2 = 0.6931471805599453
+LN2 = tl.constexpr(0.6931471805599453)  # fixed likewise
 
 _GEMM1_CONFIGS = [
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=8, num_stages=3),
