@@ -136,3 +136,14 @@ def test_tf32x3_nan_accumulator_fixture_passes_on_gpu(tmp_path: Path, tmp_servic
         (tmp_path / name).write_text((fix / name).read_text())
     rep = tmp_service.validate(reference="tf32x3_nan_acc_reference.py", candidates=["tf32x3_nan_acc.py"], trials=1)
     assert rep.ok and not rep.interpreter, rep.summary
+
+
+@pytest.mark.parametrize("example", ["swiglu", "geglu"])
+def test_compiled_launcher_launches_are_counted(service, example: str) -> None:
+    """The gallery's stage 3 launches through the compiled kernel's own launcher once a layout is cached
+    (_FastLaunch); a validation must still see those launches (H100, 2026-12-06: `no_triton_launch` on the batched
+    case before the recorder set Triton's launch hook)."""
+    rep = service.validate(reference=f"examples/{example}/reference.py", candidates=[f"examples/{example}/stage3.py"],
+                           trials=1)
+    assert rep.ok, rep.summary
+    assert not [f for f in rep.candidates[0].findings if f.kind == "no_triton_launch"]

@@ -23,7 +23,7 @@ from . import refseal
 from .memory import dynamo_loaded
 from .poison import POISON, fill_poison
 from .refwatch import RefWatch
-from .runtime import RECORDER
+from .runtime import RECORDER, launch_hook
 
 # Ops that do real math; seeing one of these on the whole input is PyTorch doing the candidate's work.
 HEAVY_OPS = {
@@ -329,6 +329,8 @@ class guarded_call:
         if self._refwatch is not None:
             self._refwatch.__enter__()
         self._recorder.__enter__()
+        self._hook = launch_hook(torch.cuda.is_available() and not RECORDER.interpreter)
+        self._hook.__enter__()
         if self.time_gpu:
             RECORDER.timing = True
             self._call_events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
@@ -342,6 +344,7 @@ class guarded_call:
             ev.triton_gpu_ms, ev.call_gpu_ms = round(times[0], 4), round(times[1], 4)
 
     def __exit__(self, *exc: Any) -> None:
+        self._hook.__exit__(*exc)
         self._recorder.__exit__(*exc)
         if self._refwatch is not None:
             self._refwatch.__exit__(*exc)

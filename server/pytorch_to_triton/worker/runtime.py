@@ -222,6 +222,53 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
     cls.run = run
 
 
+def _hook_launch(metadata: Any) -> None:
+    """Triton's launch-enter hook: a launch that did not pass through JITFunction.run (a compiled kernel's own
+    launcher, `compiled[grid](...)`) is counted here; one inside the wrapped run is counted there already."""
+    if RECORDER.depth == 0:
+        RECORDER.count += 1
+        data = getattr(metadata, "data", None)
+        RECORDER.names.append(str(data.get("name", "kernel")) if isinstance(data, dict) else "kernel")
+
+
+class launch_hook:
+    """Context manager: Triton's launch-enter hook set for one guarded call on a GPU. Launch paths that skip
+    JITFunction.run for speed (a compiled kernel's launcher, as the gallery's stage 3 `_FastLaunch` does) take the
+    ordinary, recorded path while a hook is set, as every profiler expects; the rest reach `_hook_launch`. Not set
+    while timing (the hook costs host time per launch) nor under the interpreter (it runs no launcher)."""
+
+    def __init__(self, on: bool):
+        self.on = on
+        self._old: Any = None
+
+    def __enter__(self) -> launch_hook:
+        if not self.on:
+            return self
+        try:
+            from triton import knobs
+        except ImportError:  # pragma: no cover - Triton < 3.4: no knobs; the floor is 3.6
+            self.on = False
+            return self
+        chain = knobs.runtime.launch_enter_hook
+        if hasattr(chain, "add"):  # Triton >= 3.5: a HookChain
+            chain.add(_hook_launch)
+        else:  # a single callable or None
+            self._old = chain
+            knobs.runtime.launch_enter_hook = _hook_launch
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if not self.on:
+            return
+        from triton import knobs
+
+        chain = knobs.runtime.launch_enter_hook
+        if hasattr(chain, "remove"):
+            chain.remove(_hook_launch)
+        else:
+            knobs.runtime.launch_enter_hook = self._old
+
+
 def _install_interpreter_hooks() -> dict[str, Any]:
     """TF32-faithful tl.dot and in-launch progress under the interpreter; what got installed, for `runtime`."""
     from . import interp_autotune, interp_compat, interp_libdevice, interp_progress, interp_tf32
