@@ -27,7 +27,7 @@ from .loader import load_task
 from .nest import flatten as _flatten
 from .nest import tensors as _tensors
 from .poison import POISON
-from .runtime import RECORDER, Runtime
+from .runtime import RECORDER, Runtime, launch_hook
 from .tasks import (
     SIZES_NEED_KERNELBENCH,
     Case,
@@ -427,7 +427,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
             try:
                 RECORDER.reset()
                 t0 = time.perf_counter()
-                with torch.no_grad():
+                with torch.no_grad(), launch_hook(not RECORDER.interpreter):  # a compiled launcher's launches too
                     out = fn(*inputs)
                 _sync()
                 row["first_call_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
