@@ -64,9 +64,11 @@ def test_a_small_budget_leaves_cases_out_and_says_so_up_front(service) -> None:
     assert cand.ok, rep.summary
     names = [c.name for c in cand.cases]
     assert names[0] == "shrunk" and names.count("shrunk") == 2  # the main case always runs, every trial
+    assert "tiles" in names, names  # the one case past the candidate's blocks is never left out
+    assert any(n.startswith("time budget: tiles kept") for n in cand.notes), cand.notes
     estimate = next(m for m in events if "estimate: about" in m)
     assert "budget 0 s" in estimate or "budget 1 s" in estimate, estimate
     assert events.index(estimate) < len(events) - 1  # said before the remaining cases ran
-    note = next(n for n in cand.notes if n.startswith("time budget"))
+    note = next(n for n in cand.notes if n.startswith("time budget") and "left out" in n)
     assert "left out" in note and "budget_s" in note, note
     assert "--budget 0.5" in rep.reproduce

@@ -348,7 +348,11 @@ def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, repo
         if bud.seconds is not None and c.kind not in ("main", "user"):
             w = weight(c.sizes)
             if not bud.fits(w, runs_of(c)):
-                if c.kind == "size" and trials > 1 and bud.fits(w, 1):
+                if c.grow in ("tiles", "sized"):  # the only case past one of the candidate's blocks: never left out
+                    n_trials = 1
+                    v.notes.append(f"time budget: {c.name} kept though it does not fit (the only case with two or "
+                                   f"more of the candidate's blocks per tiled size), 1 trial")
+                elif c.kind == "size" and trials > 1 and bud.fits(w, 1):
                     n_trials = 1  # fewer trials before fewer cases
                     v.notes.append(f"time budget: {c.name} ran 1 trial instead of {trials}")
                 else:
