@@ -197,6 +197,7 @@ def _past_the_blocks(task: Task, measured: dict[str, int], full: dict[str, int],
 
 
 HELD_BACK = 1.5  # every fitted size about x1.5 at once (rounded to the blocks, as the problem's size is aligned)
+HELD_BACK_MAX = 4  # the held-back size stays below the problem's own and at most this many times the count point
 FIT_MAX_SIZES = 4  # sizes fitted one by one (each costs one more counted run); more fall back to the ratio rule
 FIT_RULE = ("each count (loads, stores, unique bytes, tl.dot FLOPs per precision) fitted as c * prod(size_k ** e_k) "
             "from one counted run at the count point and one per size with that size doubled, then extrapolated to "
@@ -245,6 +246,18 @@ def predict(base_q: dict[str, float], base: dict[str, int], exps: dict[str, dict
     return out
 
 
+def held_back_size(base: int, full: int, block: int | None) -> int | None:
+    """The held-back run's value of one fitted size: about x1.5 the count point, aligned to the blocks as the
+    problem's own size is (padding the full size never has is no error), but below the problem's own size and at most
+    HELD_BACK_MAX times the count point (a 2026-12-06 trial's 16-wide image grew to 272 for a 256 problem: a check run
+    larger than the problem); unaligned when alignment would pass those; None when no size lies in between."""
+    align = min(block or 1, full & -full) if full > 0 else 1
+    target = max(base + align, round(base * HELD_BACK / align) * align)
+    if target > min(full, HELD_BACK_MAX * base):
+        target = max(base + 1, round(base * HELD_BACK))
+    return target if target < full else None
+
+
 def _fit(task: Task, base: dict[str, int], full: dict[str, int], base_q: dict[str, float], dtype: torch.dtype,
          device: str, seed: int, emit: Any, who: str, block: int | None = None) -> dict[str, Any] | None:
     """Counts at the problem's own sizes from a fit over small counted runs, with the fit's error on a held-back
@@ -266,9 +279,9 @@ def _fit(task: Task, base: dict[str, int], full: dict[str, int], base_q: dict[st
     exps = fit_counts(base_q, base, runs)
     held = dict(base)
     for k in keys:  # aligned to the blocks as the problem's own size is: padding the full size never has is no error
-        align = min(block or 1, full[k] & -full[k]) if full[k] > 0 else 1
-        target = max(base[k] + align, round(base[k] * HELD_BACK / align) * align)
-        held = _moved(task, held, k, target / held[k], rels) or held
+        target = held_back_size(base[k], full[k], block)
+        if target is not None:
+            held = _moved(task, held, k, target / held[k], rels) or held
     out: dict[str, Any] = {"sizes": keys, "exponents": exps, "count_point": dict(base), "estimated_for": dict(full)}
     if held != base:
         emit("progress", message=f"{who}: counting at {sz.fmt(held)} (held back: checks the fit)", progress=0,

@@ -333,8 +333,8 @@ def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, repo
         bud.announced = True
         for c in rest:
             widen(c)
-        rows = [(cs.label(c), weight(c.sizes), runs_of(c), c.kind in ("main", "user")) for c in rest
-                if not (c.grow and not c.sizes)]
+        rows = [(cs.label(c), weight(c.sizes), runs_of(c), c.kind in ("main", "user") or c.grow in ("tiles", "sized"))
+                for c in rest if not (c.grow and not c.sizes)]
         line = f"{report['candidate']}: " + bud.plan_line(rows)
         v.notes.append(line)
         emit("progress", message=line, progress=done, total=total)
