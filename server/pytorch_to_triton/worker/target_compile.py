@@ -44,10 +44,10 @@ MAX_COMPILES = 24  # specialisations per validation: all configs of each kernel'
 MAX_PER_KERNEL = 2  # the sizes' divisibility makes new keys per case (45's stage 3 had 23 over its cases, 2-3 s
 # each for a dot kernel on this CPU); the first key's every config and one more key show what the cases change
 TIMEOUT_S = 240.0
-CACHE_VERSION = "2"  # 2: rows carry a level ("front" / "full"); a job is kept only once every config is settled
+CACHE_VERSION = "2"  # 2: rows carry a level ("front" / "full"); a job the budget left partial says so
 # Optional full compiles (beyond the interpreter's config and the two likeliest to overflow) may take this share of
 # the validation's time: the rest of issue 36's 25 % goes to the child's imports and the frontend pass (measured,
-# RESULTS.md). The audit and the estimate (compile_now) have no share: every config reaches a cubin.
+# RESULTS.md). The audit and the estimate have no share: every config reaches a cubin there.
 SHARE = 0.1
 # Deprecations Triton raises while compiling (3.9 warns on builtin min/max of non-scalar tensors; 3.6 compiled the
 # fixture silently, measured): the advice for each; any other warning from triton.language keeps its own text.
@@ -77,6 +77,7 @@ class Job:
     spec: LaunchSpec
     all_configs: bool
     key: str = ""
+    first: bool = True  # the kernel's first specialisation: its must-compile configs reach a cubin whatever the budget
     rows: list[dict[str, Any]] = field(default_factory=list)
     unreachable: str | None = None
     pruned: bool = False
@@ -106,11 +107,12 @@ def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str, max_p
         per_kernel[s.qualname] = per_kernel.get(s.qualname, 0) + 1
         if per_kernel[s.qualname] > max_per_kernel:
             continue
-        all_cfg = s.autotuned and s.qualname not in first_of
+        first = s.qualname not in first_of
+        all_cfg = s.autotuned and first
         first_of.add(s.qualname)
         h = hashes.setdefault(s.file, source_hash(s.file))
         key = hashlib.sha256(json.dumps([CACHE_VERSION, h, k, all_cfg, targets, triton_version]).encode()).hexdigest()
-        jobs.append(Job(s, all_cfg, key))
+        jobs.append(Job(s, all_cfg, key, first=first))
     for q, n in per_kernel.items():
         if n > max_per_kernel:
             notes.append(f"{q}: {n} specialisations launched, the first {max_per_kernel} compiled for the target")
@@ -152,6 +154,8 @@ class TargetCompiler:
                 break
             self.jobs[j.key] = j
             got = _read_cache(j.key)
+            if got is not None and got.get("partial") and self.share is None:
+                got = None  # every config wanted: the child compiles the rest (its row cache has what is done)
             if got is not None:
                 j.rows, j.unreachable, j.pruned, j.cached = got["rows"], got.get("unreachable"), got.get("pruned",
                                                                                                          False), True
@@ -159,7 +163,7 @@ class TargetCompiler:
                 todo.append(j)
         if not todo:
             return
-        line = {"jobs": [dict(j.spec.as_dict(), id=len(self._sent) + i, autotuned=j.all_configs)
+        line = {"jobs": [dict(j.spec.as_dict(), id=len(self._sent) + i, autotuned=j.all_configs, must=j.first)
                          for i, j in enumerate(todo)], "elapsed_s": time.perf_counter() - self.t_start}
         self._sent.extend(todo)
         if self._child is None:
@@ -212,18 +216,22 @@ def coverage_notes(rows: list[dict[str, Any]], share: float | None) -> list[str]
         front = [r for r in rs if r.get("level") == "front" and r.get("ok")]
         if not front:
             continue
+        refused = sum(r.get("ok") is False for r in rs)
         budget = f"{share:.0%} of the validation's time" if share is not None else "the time limit"
         names = "; ".join(r["config"] for r in front[:6]) + (f"; and {len(front) - 6} more" if len(front) > 6 else "")
-        out.append(f"{kernel}: {len(rs) - len(front)} of {len(rs)} configs compiled to a cubin for {target}; the "
-                   f"other {len(front)} passed Triton's frontend only (no compile error there; their registers, "
-                   f"spills and shared memory unchecked: the full compiles' budget, {budget}, ran out): {names}. "
-                   "A re-validation compiles more of them (each config's result is cached by source hash)")
+        out.append(f"{kernel}: {len(rs) - len(front) - refused} of {len(rs)} configs compiled to a cubin for {target}"
+                   + (f", {refused} refused by the compiler" if refused else "") + f"; the other {len(front)} passed "
+                   "Triton's frontend only (no compile error there; their registers, spills and shared memory "
+                   f"unchecked: the full compiles' budget, {budget}, ran out): {names}. audit_kernel compiles every "
+                   "config (a re-validation of the same source reads these results from the cache)")
     return out
 
 
-def for_validation(args: dict[str, Any], rt: Any, notes: list[str]) -> TargetCompiler | None:
+def for_validation(args: dict[str, Any], rt: Any, notes: list[str], share: float | None = None
+                   ) -> TargetCompiler | None:
     """A compiler for this validation or audit (launch recording switched on), or None: on a GPU (the launches compiled for
-    real), or when the targets are off (args["target_gpus"], else P2T_TARGET_GPUS, else sm_90)."""
+    real), or when the targets are off (args["target_gpus"], else P2T_TARGET_GPUS, else sm_90). share: see
+    TargetCompiler (run_validation passes SHARE; the audit compiles every config)."""
     from .runtime import RECORDER
 
     if os.environ.get(DUMP_ENV):  # every launch for compile_agreement.py (on a GPU with the real compile's facts)
@@ -241,7 +249,7 @@ def for_validation(args: dict[str, Any], rt: Any, notes: list[str]) -> TargetCom
     if not targets:
         return None
     RECORDER.record_launches(True)
-    return TargetCompiler(targets, rt.triton_version, share=SHARE)
+    return TargetCompiler(targets, rt.triton_version, share=share)
 
 
 def compile_now(compiler: TargetCompiler, specs: list[LaunchSpec], notes: list[str]) -> dict[str, Any]:
@@ -306,15 +314,19 @@ def _read_cache(key: str) -> dict[str, Any] | None:
         return None
 
 
+def _partial(rows: list[dict[str, Any]]) -> bool:
+    """Whether the budget left configs at the frontend (an audit compiles them; a re-validation reads them as is)."""
+    return any(r.get("level") == "front" and r.get("ok") for r in rows)
+
+
 def _write_cache(j: Job) -> None:
     if any(r.get("ok") is None for r in j.rows):  # a fault of this tool is not kept
         return
-    if any(r.get("level") == "front" and r.get("ok") for r in j.rows):  # configs still to compile: the child's row
-        return  # cache keeps what is done, the next validation compiles more
     try:
         path = cache_dir() / f"{j.key}.json"
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"rows": j.rows, "unreachable": j.unreachable, "pruned": j.pruned}))
+        tmp.write_text(json.dumps({"rows": j.rows, "unreachable": j.unreachable, "pruned": j.pruned,
+                                   "partial": _partial(j.rows)}))
         tmp.replace(path)
     except OSError:
         pass

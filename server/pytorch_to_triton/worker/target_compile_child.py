@@ -347,8 +347,8 @@ def _launched(configs: list[Any], spec: dict[str, Any]) -> int:
 
 
 def must_compile(configs: list[Any], spec: dict[str, Any]) -> list[int]:
-    """Configs compiled to a cubin whatever the budget: the one the interpreter ran, the largest tile x num_stages
-    (shared memory) and the largest tile per warp (spills)."""
+    """Configs compiled to a cubin whatever the budget (for a kernel's first specialisation): the one the
+    interpreter ran, the largest tile x num_stages (shared memory) and the largest tile per warp (spills)."""
     if len(configs) <= 1:
         return list(range(len(configs)))
     shape = [_ints(c) for c in configs]
@@ -394,6 +394,8 @@ class Session:
             must = must_compile(job["configs"], spec)
             rest = sorted(set(range(len(job["configs"]))) - set(must),  # likeliest to overflow first
                           key=lambda i: tuple(-x for x in _ints(job["configs"][i])[:2]) + (i,))
+            if not spec.get("must", True):  # a later specialisation of a kernel: its configs only while the budget lasts
+                must, rest = [], must + rest
             for cc in self.targets:
                 self.front += [(n, cc, i) for i in range(len(job["configs"]))]
                 self.must += [(n, cc, i) for i in must]
@@ -478,6 +480,12 @@ class Session:
         self.frozen = time.perf_counter() - self.t0
         while self.step():
             pass
+        for n, cc, i in self.optional:  # left by the budget: those whose binary is one compiled cost nothing
+            row = self.jobs[n]["rows"].get((cc, i)) or {}
+            same = self.binaries.get(row.get("binary", ""))
+            if row.get("ok") and same is not None:
+                self.jobs[n]["rows"][(cc, i)] = dict(same, config=row["config"], warnings=row.get("warnings", []),
+                                                     same_binary_as=same["config"])
 
     def answer(self) -> dict[str, Any]:
         """Per job: rows in config order per target, and the configs the budget left at the frontend."""
