@@ -248,3 +248,24 @@ def test_partial_result_is_cached_and_the_audit_completes_it(budgeted):
     assert not any("frontend only" in n for n in audit["notes"])
     f = _findings(audit, "late_global_kernel")["target_compile"]
     assert "SCALED=True" in f["message"]
+
+
+def test_prestarted_child_compiles_and_marks_the_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The child starts before the first launch (the candidate's module imported meanwhile); once a validation of
+    that source has compiled, the next one starts no child up front."""
+    import triton
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    name, kernel, args, kwargs = _kernels().launches()[-1]
+    assert name == "clean"
+    first = tc.TargetCompiler([90], triton.__version__, share=0.0)
+    first.prestart(str(FIX / "kernels.py"))
+    assert first._child is not None
+    first.submit([launch_specs.launch_spec(kernel, args, kwargs)])
+    section = first.collect()
+    assert [r["ok"] for r in section["rows"]] == [True] and section["child_s"]["import"] >= 0
+    again = tc.TargetCompiler([90], triton.__version__, share=0.0)
+    again.prestart(str(FIX / "kernels.py"))
+    assert again._child is None
+    again.submit([launch_specs.launch_spec(kernel, args, kwargs)])
+    assert again.collect()["cached"] == 1

@@ -139,6 +139,20 @@ class TargetCompiler:
         self.t_start = time.perf_counter()
         self.t_wait = 0.0
         self.child_s: dict[str, float] = {}  # the child's own seconds: imports, frontend, full compiles
+        self._marker: Path | None = None  # written once a validation of the candidate's source has compiled
+
+    def prestart(self, candidate: str) -> None:
+        """Start the child now, importing the candidate's module while the first cases run, unless a validation of
+        this source already compiled what it launched (then the child starts only for a launch not seen before)."""
+        h = source_hash(str(Path(candidate).resolve()))
+        if not h:
+            return
+        self._marker = cache_dir() / ("seen-" + hashlib.sha256(json.dumps(
+            [CACHE_VERSION, h, self.targets, self.version, self.share]).encode()).hexdigest()[:32])
+        if self._marker.exists() or self._child is not None:
+            return
+        self._child = _Child({"jobs": [], "targets": self.targets, "share": self.share, "elapsed_s": 0.0,
+                              "rows_cache": str(cache_dir() / "rows"), "preload": [str(Path(candidate).resolve())]})
 
     def submit(self, specs: list[LaunchSpec]) -> None:
         """Start compiling the specialisations not seen yet (cached ones are read at once)."""
@@ -166,7 +180,7 @@ class TargetCompiler:
         line = {"jobs": [dict(j.spec.as_dict(), id=len(self._sent) + i, autotuned=j.all_configs, must=j.first)
                          for i, j in enumerate(todo)], "elapsed_s": time.perf_counter() - self.t_start}
         self._sent.extend(todo)
-        if self._child is None:
+        if self._child is None or self._child.broken:
             self._child = _Child(dict(line, targets=self.targets, share=self.share,
                                       rows_cache=str(cache_dir() / "rows")))
         else:
@@ -185,6 +199,11 @@ class TargetCompiler:
             if answer is None:
                 self.notes.append(f"{sum(not j.rows and not j.unreachable for j in self._sent)} specialisation(s) "
                                   "not compiled for the target (see the note above)")
+            elif self._marker is not None:
+                try:
+                    self._marker.touch()
+                except OSError:
+                    pass
             self._child = None
         self.t_wait += time.perf_counter() - t0
         return self.section()
@@ -227,11 +246,12 @@ def coverage_notes(rows: list[dict[str, Any]], share: float | None) -> list[str]
     return out
 
 
-def for_validation(args: dict[str, Any], rt: Any, notes: list[str], share: float | None = None
-                   ) -> TargetCompiler | None:
+def for_validation(args: dict[str, Any], rt: Any, notes: list[str], share: float | None = None,
+                   candidate: Any = None) -> TargetCompiler | None:
     """A compiler for this validation or audit (launch recording switched on), or None: on a GPU (the launches compiled for
     real), or when the targets are off (args["target_gpus"], else P2T_TARGET_GPUS, else sm_90). share: see
-    TargetCompiler (run_validation passes SHARE; the audit compiles every config)."""
+    TargetCompiler (run_validation passes SHARE; the audit compiles every config). candidate: the candidate's file,
+    whose module the child imports at once (TargetCompiler.prestart)."""
     from .runtime import RECORDER
 
     if os.environ.get(DUMP_ENV):  # every launch for compile_agreement.py (on a GPU with the real compile's facts)
@@ -249,7 +269,10 @@ def for_validation(args: dict[str, Any], rt: Any, notes: list[str], share: float
     if not targets:
         return None
     RECORDER.record_launches(True)
-    return TargetCompiler(targets, rt.triton_version, share=share)
+    compiler = TargetCompiler(targets, rt.triton_version, share=share)
+    if candidate:
+        compiler.prestart(candidate)
+    return compiler
 
 
 def compile_now(compiler: TargetCompiler, specs: list[LaunchSpec], notes: list[str]) -> dict[str, Any]:

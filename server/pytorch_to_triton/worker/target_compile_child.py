@@ -546,6 +546,11 @@ def serve(lines: Any) -> dict[str, Any]:
     if first is None:
         return {"results": []}
     sess = _session(first)
+    for path in first.get("preload") or []:  # the candidate's module, imported while the worker runs its cases
+        try:
+            _load({"file": path, "module": ""}, sess.modules)
+        except Exception:  # noqa: BLE001, S110 - a job that needs the module says why it could not load
+            pass
     sess.add(first.get("jobs", []))
     while True:
         busy = sess.step()
