@@ -123,7 +123,8 @@ class TargetCompiler:
     """Compiles the recorded launches of one validation for the targets; submit early, collect at the end.
 
     share: optional full compiles may take share x the time since this object was made (None: every config to a
-    cubin). One child process per compiler, started at the first submit that needs it, fed one line per submit."""
+    cubin). One child process per compiler, started by prestart() or the first submit that needs it, fed one line
+    per submit."""
 
     def __init__(self, targets: list[int], triton_version: str, max_compiles: int = MAX_COMPILES,
                  max_per_kernel: int = MAX_PER_KERNEL, timeout_s: float = TIMEOUT_S, share: float | None = None):
@@ -180,7 +181,10 @@ class TargetCompiler:
         line = {"jobs": [dict(j.spec.as_dict(), id=len(self._sent) + i, autotuned=j.all_configs, must=j.first)
                          for i, j in enumerate(todo)], "elapsed_s": time.perf_counter() - self.t_start}
         self._sent.extend(todo)
-        if self._child is None or self._child.broken:
+        if self._child is not None and self._child.broken:  # it died: its jobs are named at collect
+            self._child.kill()
+            self._child = None
+        if self._child is None:
             self._child = _Child(dict(line, targets=self.targets, share=self.share,
                                       rows_cache=str(cache_dir() / "rows")))
         else:
@@ -196,10 +200,11 @@ class TargetCompiler:
                 j = self._sent[int(res["job"])]
                 j.rows, j.unreachable, j.pruned = res.get("rows", []), res.get("unreachable"), bool(res.get("pruned"))
                 _write_cache(j)
-            if answer is None:
-                self.notes.append(f"{sum(not j.rows and not j.unreachable for j in self._sent)} specialisation(s) "
-                                  "not compiled for the target (see the note above)")
-            elif self._marker is not None:
+            lost = [j for j in self._sent if not j.rows and not j.unreachable]
+            if lost:
+                self.notes.append(f"{len(lost)} specialisation(s) not compiled for the target, the compile child "
+                                  f"having stopped ({', '.join(sorted({j.spec.kernel for j in lost}))})")
+            if answer is not None and not lost and self._marker is not None:
                 try:
                     self._marker.touch()
                 except OSError:
@@ -379,10 +384,17 @@ class _Child:
         except (BrokenPipeError, OSError) as e:
             self.broken = f"{type(e).__name__}: {e}"
 
+    def kill(self) -> None:
+        """Stop the child (it broke its pipe): no process is left behind."""
+        self.proc.kill()
+        self.proc.communicate()
+        self.err.close()
+
     def finish(self, elapsed_s: float, timeout_s: float, notes: list[str]) -> dict[str, Any] | None:
         """Tell the child the validation took elapsed_s, wait for its answer (None after a fault, with a note)."""
         self.send({"finish": True, "elapsed_s": elapsed_s})
-        left = max(1.0, timeout_s - (time.perf_counter() - self.started))
+        # the cases' time is not the compile's: whatever the validation took, the child gets a minute to answer
+        left = max(60.0, timeout_s - (time.perf_counter() - self.started))
         try:
             out, _ = self.proc.communicate(timeout=left)
         except subprocess.TimeoutExpired:
