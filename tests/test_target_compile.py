@@ -224,7 +224,7 @@ def test_budget_names_the_configs_left_at_the_frontend(budgeted):
     assert [r["config"].split(", num_warps")[0] for r in left] == ["BLOCK_M=64, BLOCK_N=64, BLOCK_K=32"]
     assert left[0]["ok"] and left[0].get("n_regs") is None  # no resources claimed for it
     note = next(n for n in section["notes"] if n.startswith("deep_tile_kernel:"))
-    assert "2 of 3 configs compiled to a cubin" in note and "BLOCK_M=64, BLOCK_N=64" in note
+    assert "2 of 3 configs (over its specialisations) compiled to a cubin" in note and "BLOCK_M=64, BLOCK_N=64" in note
     late = next(n for n in section["notes"] if n.startswith("late_global_kernel:"))
     assert "1 refused by the compiler" in late
     assert section["configs"] == 12 and section["configs_to_cubin"] < 12
@@ -269,3 +269,17 @@ def test_prestarted_child_compiles_and_marks_the_source(tmp_path: Path, monkeypa
     assert again._child is None
     again.submit([launch_specs.launch_spec(kernel, args, kwargs)])
     assert again.collect()["cached"] == 1
+
+
+def test_plan_notes_say_the_latest_count_once():
+    """submit() plans the whole launch list each time: the 'N specialisations launched' note is the latest, once."""
+    import triton
+
+    mod = _kernels()
+    _, kernel, (x, out, _n), kw = mod.launches()[-1]
+    comp = tc.TargetCompiler([90], triton.__version__, max_per_kernel=0)  # plans, compiles nothing
+    specs = [launch_specs.launch_spec(kernel, (x, out, n), kw) for n in (1000, 1024)]
+    comp.submit(specs[:1])
+    comp.submit(specs)
+    notes = [n for n in comp.section()["notes"] if "specialisations launched" in n]
+    assert notes == ["clean_kernel: 2 specialisations launched, the first 0 compiled for the target"]

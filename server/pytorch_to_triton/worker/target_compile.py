@@ -141,6 +141,7 @@ class TargetCompiler:
         self.t_wait = 0.0
         self.child_s: dict[str, float] = {}  # the child's own seconds: imports, frontend, full compiles
         self._marker: Path | None = None  # written once a validation of the candidate's source has compiled
+        self._plan_notes: list[str] = []
 
     def prestart(self, candidate: str) -> None:
         """Start the child now, importing the candidate's module while the first cases run, unless a validation of
@@ -158,7 +159,7 @@ class TargetCompiler:
     def submit(self, specs: list[LaunchSpec]) -> None:
         """Start compiling the specialisations not seen yet (cached ones are read at once)."""
         jobs, notes = plan(specs, self.targets, self.version, self.max_per_kernel, self._hashes)
-        self.notes.extend(n for n in notes if n not in self.notes)
+        self._plan_notes = notes  # the whole launch list is planned again each time: its latest notes stand
         todo = []
         for j in jobs:
             if j.key in self.jobs:
@@ -227,7 +228,7 @@ class TargetCompiler:
         return {"triton_version": self.version, "targets": [f"sm_{c}" for c in self.targets], "rows": rows,
                 "specialisations": len(self.jobs), "cached": sum(j.cached for j in self.jobs.values()),
                 "configs": len(rows), "configs_to_cubin": full, "wait_s": round(self.t_wait, 3), "child_s": self.child_s,
-                "notes": list(dict.fromkeys(self.notes))}
+                "notes": list(dict.fromkeys(self._plan_notes + self.notes))}
 
 
 def coverage_notes(rows: list[dict[str, Any]], share: float | None) -> list[str]:
@@ -243,8 +244,9 @@ def coverage_notes(rows: list[dict[str, Any]], share: float | None) -> list[str]
         refused = sum(r.get("ok") is False for r in rs)
         budget = f"{share:.0%} of the validation's time" if share is not None else "the time limit"
         names = "; ".join(r["config"] for r in front[:6]) + (f"; and {len(front) - 6} more" if len(front) > 6 else "")
-        out.append(f"{kernel}: {len(rs) - len(front) - refused} of {len(rs)} configs compiled to a cubin for {target}"
-                   + (f", {refused} refused by the compiler" if refused else "") + f"; the other {len(front)} passed "
+        out.append(f"{kernel}: {len(rs) - len(front) - refused} of {len(rs)} configs (over its specialisations) "
+                   f"compiled to a cubin for {target}" + (f", {refused} refused by the compiler" if refused else "")
+                   + f"; the other {len(front)} passed "
                    "Triton's frontend only (no compile error there; their registers, spills and shared memory "
                    f"unchecked: the full compiles' budget, {budget}, ran out): {names}. audit_kernel compiles every "
                    "config (a re-validation of the same source reads these results from the cache)")
