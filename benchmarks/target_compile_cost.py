@@ -68,6 +68,7 @@ def main() -> int:
                     rec[f"{mode}_rows"] = len(tc.get("rows") or [])
                     rec[f"{mode}_to_cubin"] = tc.get("configs_to_cubin")
                     rec[f"{mode}_wait_s"] = tc.get("wait_s")
+                    rec[f"{mode}_child_s"] = tc.get("child_s")  # the child's imports, frontend, full compiles
                     rec["failed"] = sum(r.get("ok") is False for r in tc.get("rows") or [])
                     rec[f"{mode}_notes"] = [x[:200] for x in tc.get("notes") or []]
                 rec[f"{mode}_ok"] = c.ok
