@@ -7,8 +7,8 @@ trials, so trials=1 is the least favourable ratio):
   warm   validate for sm_90 again (cached by source hash: what a re-validation costs).
 base and cold alternate in order from stage to stage (base first on even stages, cold first on odd ones: a machine
 whose load drifts favours neither), warm comes last; each row carries the 1-minute load average before and after.
-Every stage is validated once with target_gpus "none" before any timing (the reference's cached outputs and the
-worker's imports are then warm for base and cold alike). Prints a table and the totals; JSON to
+Each stage is validated once with target_gpus "none" right before its timed runs (the reference's cached outputs,
+which hold 16 MiB and not every stage's, and the worker's imports are then warm for base and cold alike). Prints a table and the totals; JSON to
 $OUT/target_compile_cost.json. CPU figures, not GPU ones.
 
     PYTHONPATH=$PWD/server python benchmarks/target_compile_cost.py [--only softmax] [--repeat 2]
@@ -47,11 +47,10 @@ def main() -> int:
                 shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
     try:
-        for stage in stages:  # untimed: imports, the reference's outputs
-            svc.validate(reference=str((stage.parent / "reference.py").relative_to(ROOT)),
-                         candidates=[str(stage.relative_to(ROOT))], trials=1, target_gpus="none")
         for n, stage in enumerate(stages):
             ref, cand = str((stage.parent / "reference.py").relative_to(ROOT)), str(stage.relative_to(ROOT))
+            # untimed, right before: the reference's cached outputs (ref_cache keeps 16 MiB, not every stage's)
+            svc.validate(reference=ref, candidates=[cand], trials=1, target_gpus="none")
             rec: dict = {"stage": cand, "load_before": round(os.getloadavg()[0], 2)}
             order = [m for _ in range(a.repeat) for m in (("base", "cold") if n % 2 == 0 else ("cold", "base"))]
             times: dict[str, list[float]] = {"base": [], "cold": [], "warm": []}
