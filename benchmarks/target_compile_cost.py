@@ -5,9 +5,13 @@ trials, so trials=1 is the least favourable ratio):
   base   validate with target_gpus "none" (no compile);
   cold   validate for sm_90 with the target-compile cache emptied (Triton's own cache too: every config compiled);
   warm   validate for sm_90 again (cached by source hash: what a re-validation costs).
-Prints a table and the totals; JSON to $OUT/target_compile_cost.json. CPU figures, not GPU ones.
+base and cold alternate in order from stage to stage (base first on even stages, cold first on odd ones: a machine
+whose load drifts favours neither), warm comes last; each row carries the 1-minute load average before and after.
+Each stage is validated once with target_gpus "none" right before its timed runs (the reference's cached outputs,
+which hold 16 MiB and not every stage's, and the worker's imports are then warm for base and cold alike). Prints a table and the totals; JSON to
+$OUT/target_compile_cost.json. CPU figures, not GPU ones.
 
-    PYTHONPATH=$PWD/server python benchmarks/target_compile_cost.py [--only softmax]
+    PYTHONPATH=$PWD/server python benchmarks/target_compile_cost.py [--only softmax] [--repeat 2]
 """
 
 from __future__ import annotations
@@ -27,36 +31,53 @@ sys.path.insert(0, str(ROOT / "server"))
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="comma-separated: only stages whose path contains one of these")
+    ap.add_argument("--repeat", type=int, default=1, help="base/cold pairs per stage (the medians are kept)")
     a = ap.parse_args()
     from pytorch_to_triton.service import Service
 
     svc = Service(ROOT)
     caches = [svc.ws.state_dir / "triton_cache"]
     rows = []
+    stages = [s for s in sorted(ROOT.glob("examples/*/stage*.py"))
+              if not a.only or any(w in str(s) for w in a.only.split(","))]
+
+    def empty_caches() -> None:  # keep the folders (a confined worker's rules hold on them)
+        for c in caches:
+            for p in c.glob("*"):
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+
     try:
-        for stage in sorted(ROOT.glob("examples/*/stage*.py")):
-            if a.only and not any(w in str(stage) for w in a.only.split(",")):
-                continue
+        for n, stage in enumerate(stages):
             ref, cand = str((stage.parent / "reference.py").relative_to(ROOT)), str(stage.relative_to(ROOT))
-            rec = {"stage": cand}
-            for mode in ("base", "cold", "warm"):
-                if mode == "cold":  # empty the caches, keep their folders (a confined worker's rules hold on them)
-                    for c in caches:
-                        for p in c.glob("*"):
-                            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+            # untimed, right before: the reference's cached outputs (ref_cache keeps 16 MiB, not every stage's)
+            svc.validate(reference=ref, candidates=[cand], trials=1, target_gpus="none")
+            rec: dict = {"stage": cand, "load_before": round(os.getloadavg()[0], 2)}
+            order = [m for _ in range(a.repeat) for m in (("base", "cold") if n % 2 == 0 else ("cold", "base"))]
+            times: dict[str, list[float]] = {"base": [], "cold": [], "warm": []}
+            for mode in order + ["warm"]:
+                if mode == "cold":
+                    empty_caches()
                 t0 = time.perf_counter()
                 rep = svc.validate(reference=ref, candidates=[cand], trials=1,
                                    target_gpus="none" if mode == "base" else "sm_90")
-                rec[mode] = round(time.perf_counter() - t0, 2)
+                times[mode].append(round(time.perf_counter() - t0, 2))
                 c = rep.candidates[0]
                 if mode != "base":
                     tc = c.model_dump().get("target_compile") or {}
                     rec[f"{mode}_rows"] = len(tc.get("rows") or [])
+                    rec[f"{mode}_to_cubin"] = tc.get("configs_to_cubin")
                     rec[f"{mode}_wait_s"] = tc.get("wait_s")
+                    rec[f"{mode}_child_s"] = tc.get("child_s")  # the child's imports, frontend, full compiles
                     rec["failed"] = sum(r.get("ok") is False for r in tc.get("rows") or [])
+                    rec[f"{mode}_notes"] = [x[:200] for x in tc.get("notes") or []]
                 rec[f"{mode}_ok"] = c.ok
                 if not c.ok:
                     rec[f"{mode}_why"] = c.verdict_line + "; " + "; ".join(f.message[:160] for f in c.findings[:2])
+            for m, ts in times.items():
+                rec[m] = sorted(ts)[len(ts) // 2]
+                rec[f"{m}_all"] = ts
+            rec["order"] = order
+            rec["load_after"] = round(os.getloadavg()[0], 2)
             rec["cold_pct"] = round(100 * (rec["cold"] / rec["base"] - 1), 1)
             rec["warm_pct"] = round(100 * (rec["warm"] / rec["base"] - 1), 1)
             rows.append(rec)
@@ -69,10 +90,11 @@ def main() -> int:
     out = Path(os.environ.get("OUT", "/tmp/out"))
     out.mkdir(parents=True, exist_ok=True)
     (out / "target_compile_cost.json").write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
-    print("| stage | base s | cold s | warm s | cold % | warm % | configs compiled | compile failures |")
+    print("| stage | base s | cold s | warm s | cold % | warm % | configs (to a cubin) | compile failures | load |")
     for r in rows:
         print(f"| {r['stage']} | {r['base']} | {r['cold']} | {r['warm']} | {r['cold_pct']} | {r['warm_pct']} | "
-              f"{r.get('cold_rows')} | {r.get('failed')} |")
+              f"{r.get('cold_rows')} ({r.get('cold_to_cubin')}) | {r.get('failed')} | "
+              f"{r['load_before']}-{r['load_after']} |")
     print(f"total over {summary['stages']} stages: base {tot['base']} s, cold {tot['cold']} s "
           f"({summary['cold_pct']:+} %), warm {tot['warm']} s ({summary['warm_pct']:+} %)")
     return 0

@@ -155,3 +155,131 @@ def test_estimate_carries_the_resources_for_its_gpu(tmp_path: Path):
     row = res["rows"][0]
     assert row["n_regs"] > 0 and row["n_spills"] == 0 and 0 < row["occupancy"] <= 1
     assert any("registers" in n and "sm_89" in n for n in rep.notes), rep.notes
+
+
+def _autotuned():
+    spec = importlib.util.spec_from_file_location("target_compile_autotuned", FIX / "autotuned.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def budgeted(tmp_path_factory: pytest.TempPathFactory):
+    """The autotuned fixtures' launches compiled with no budget for optional configs (share 0: what a validation
+    does once its share is spent), then read back, then completed as the audit does (share None)."""
+    import os
+
+    import triton
+
+    old = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = str(tmp_path_factory.mktemp("triton_cache"))
+    try:
+        specs = {name: launch_specs.launch_spec(k.fn, a, kw, wrapper=k) for name, k, a, kw in _autotuned().launches()}
+        first = tc.TargetCompiler([90], triton.__version__, share=0.0)
+        first.submit(list(specs.values()))
+        section = first.collect()
+        again = tc.TargetCompiler([90], triton.__version__, share=0.0)
+        again.submit(list(specs.values()))
+        reread = again.collect()
+        audit = tc.TargetCompiler([90], triton.__version__)
+        audit.submit(list(specs.values()))
+        yield specs, section, reread, audit.collect()
+    finally:
+        if old is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = old
+
+
+def _rows(section, kernel):
+    return [r for r in section["rows"] if r["kernel"] == kernel]
+
+
+def test_budget_still_checks_every_config_in_the_frontend(budgeted):
+    """A config the interpreter never ran, refused by Triton's frontend, fails the candidate with no budget left."""
+    specs, section, _, _ = budgeted
+    assert all(s.autotuned and s.error is None for s in specs.values())
+    rows = _rows(section, "late_global_kernel")
+    assert len(rows) == 5
+    bad = [r for r in rows if r["ok"] is False]
+    assert [r["config"].split(", num_warps")[0] for r in bad] == ["BLOCK=64, SCALED=True"]
+    f = _findings(section, "late_global_kernel")["target_compile"]
+    assert f["severity"] == "fail" and "SCALED=True" in f["message"]
+    assert "* SCALE" in (FIX / "autotuned.py").read_text().splitlines()[f["evidence"]["line"] - 1]
+
+
+def test_budget_still_compiles_the_likeliest_overflow(budgeted):
+    """The largest tile x num_stages reaches a cubin whatever the budget: its shared memory is found."""
+    _, section, _, _ = budgeted
+    f = _findings(section, "deep_tile_kernel")["target_resources"]
+    assert f["severity"] == "warn" and "BLOCK_M=128" in f["message"] and "num_stages=8" in f["message"]
+    launched = next(r for r in _rows(section, "deep_tile_kernel") if "BLOCK_M=32," in r["config"])
+    assert launched["level"] == "full" and launched["n_regs"] > 0  # the interpreter's own config, too
+
+
+def test_budget_names_the_configs_left_at_the_frontend(budgeted):
+    _, section, _, _ = budgeted
+    left = [r for r in _rows(section, "deep_tile_kernel") if r["level"] == "front"]
+    assert [r["config"].split(", num_warps")[0] for r in left] == ["BLOCK_M=64, BLOCK_N=64, BLOCK_K=32"]
+    assert left[0]["ok"] and left[0].get("n_regs") is None  # no resources claimed for it
+    note = next(n for n in section["notes"] if n.startswith("deep_tile_kernel:"))
+    assert "2 of 3 configs (over its specialisations) compiled to a cubin" in note and "BLOCK_M=64, BLOCK_N=64" in note
+    late = next(n for n in section["notes"] if n.startswith("late_global_kernel:"))
+    assert "1 refused by the compiler" in late
+    assert section["configs"] == 12 and section["configs_to_cubin"] < 12
+
+
+def test_same_binary_is_compiled_once(budgeted):
+    """A loop-free kernel's configs that differ only in num_stages are one binary: one compile, four rows."""
+    _, section, _, _ = budgeted
+    rows = _rows(section, "loop_free_kernel")
+    assert len(rows) == 4 and all(r["ok"] and r["n_regs"] > 0 for r in rows)
+    assert sum(r.get("same_binary_as") is None for r in rows) == 1
+    assert not any(n.startswith("loop_free_kernel:") for n in section["notes"])
+
+
+def test_partial_result_is_cached_and_the_audit_completes_it(budgeted):
+    specs, section, reread, audit = budgeted
+    assert reread["cached"] == reread["specialisations"] == len(specs)  # no child: read back, partial as it was
+    assert [r["level"] for r in reread["rows"]] == [r["level"] for r in section["rows"]]
+    assert audit["cached"] == 1  # loop_free was complete; the two partial ones are compiled on
+    assert all(r["ok"] is False or r["level"] == "full" for r in audit["rows"])
+    assert not any("frontend only" in n for n in audit["notes"])
+    f = _findings(audit, "late_global_kernel")["target_compile"]
+    assert "SCALED=True" in f["message"]
+
+
+def test_prestarted_child_compiles_and_marks_the_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The child starts before the first launch (the candidate's module imported meanwhile); once a validation of
+    that source has compiled, the next one starts no child up front."""
+    import triton
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    name, kernel, args, kwargs = _kernels().launches()[-1]
+    assert name == "clean"
+    first = tc.TargetCompiler([90], triton.__version__, share=0.0)
+    first.prestart(str(FIX / "kernels.py"))
+    assert first._child is not None
+    first.submit([launch_specs.launch_spec(kernel, args, kwargs)])
+    section = first.collect()
+    assert [r["ok"] for r in section["rows"]] == [True] and section["child_s"]["import"] >= 0
+    again = tc.TargetCompiler([90], triton.__version__, share=0.0)
+    again.prestart(str(FIX / "kernels.py"))
+    assert again._child is None
+    again.submit([launch_specs.launch_spec(kernel, args, kwargs)])
+    assert again.collect()["cached"] == 1
+
+
+def test_plan_notes_say_the_latest_count_once():
+    """submit() plans the whole launch list each time: the 'N specialisations launched' note is the latest, once."""
+    import triton
+
+    mod = _kernels()
+    _, kernel, (x, out, _n), kw = mod.launches()[-1]
+    comp = tc.TargetCompiler([90], triton.__version__, max_per_kernel=0)  # plans, compiles nothing
+    specs = [launch_specs.launch_spec(kernel, (x, out, n), kw) for n in (1000, 1024)]
+    comp.submit(specs[:1])
+    comp.submit(specs)
+    notes = [n for n in comp.section()["notes"] if "specialisations launched" in n]
+    assert notes == ["clean_kernel: 2 specialisations launched, the first 0 compiled for the target"]

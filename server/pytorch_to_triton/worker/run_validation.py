@@ -55,7 +55,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     if started > 0:  # a thread started at import and still running does work the per-call guards cannot see
         v.find("thread", "import", f"importing the candidate started {started} thread(s) that are still running")
     args["tolerances_merged"] = cmp.merged_tolerances(task.ref_mod, args.get("tolerances"))
-    compiler = target_compile.for_validation(args, rt, v.notes)
+    compiler = target_compile.for_validation(args, rt, v.notes, share=target_compile.SHARE, candidate=v.cand_path)
     if task.kernelbench:  # sizes, automatic variants and the stronger checks: kernelbench.py
         v.kb_checks = True
         specs = kbench.validate_cases(v, task, args, emit, report)
