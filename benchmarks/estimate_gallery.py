@@ -3,9 +3,11 @@
     PYTHONPATH=$PWD/server python benchmarks/estimate_gallery.py [--only softmax,matmul] [--budget 3600]
         [--out benchmarks/results/estimate_gallery_cpu.json] [--redo]
 
-For each examples/<name>/stage*.py against examples/<name>/reference.py: run_benchmark as a user without a GPU gets it
-(Service.benchmark on a CPU worker: counted under Triton's interpreter, scaled or fitted to the problem's size), one
-stage per call. Saved per stage: ESTIMATE µs on the H200 and the H100 (same counts, each GPU's peaks), the bound, the
+For each examples/<name>/stage*.py against examples/<name>/reference.py: run_benchmark's no-GPU path as a user gets it
+(roofline_estimate.no_gpu_benchmark on a CPU worker, the arguments Service.benchmark passes: counted under Triton's
+interpreter, scaled or fitted to the problem's size), one stage per call. One difference, --with-resources undoes it:
+the compile of every launch for sm_90 (registers, spills; the answer's resource lines, not its ESTIMATE figure) is
+off: on this loaded 2-core VM it took minutes per autotuned stage (softmax stage 2: > 4 min in ptxas). Saved per stage: ESTIMATE µs on the H200 and the H100 (same counts, each GPU's peaks), the bound, the
 sizes estimated for and counted at, the scaling rule, the fit's held-back error where a fit ran, the tl.dot precisions
 and the notes. Resumable: stages already in the JSON are skipped (--redo counts them again); the JSON is rewritten
 after every stage, so a killed run keeps what finished. --budget (seconds) stops starting new stages once spent.
@@ -28,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
 from pytorch_to_triton import gpu_peaks  # noqa: E402
-from pytorch_to_triton.roofline_estimate import times  # noqa: E402
+from pytorch_to_triton.roofline_estimate import no_gpu_benchmark, times  # noqa: E402
 
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "estimate_gallery_cpu.json"
 GPUS = ("H200", "H100")
@@ -74,6 +76,8 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=4 * 3600.0, help="seconds; no new stage starts once spent")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
     ap.add_argument("--redo", action="store_true", help="count stages already in the JSON again")
+    ap.add_argument("--with-resources", action="store_true", help="also compile each launch for sm_90, as a user's "
+                    "call does (minutes per autotuned stage here; no effect on the ESTIMATE)")
     a = ap.parse_args()
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the estimate is the no-GPU path, even on a machine with one
     from pytorch_to_triton.service import Service
@@ -83,7 +87,7 @@ def main() -> int:
     data.setdefault("stages", {})
     data.setdefault("runs", [])
     run = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "loadavg_start": os.getloadavg(),
-           "cpus": os.cpu_count(), "budget_s": a.budget}
+           "cpus": os.cpu_count(), "budget_s": a.budget, "target_compile": a.with_resources}
     data["runs"].append(run)
     data["what"] = ("run_benchmark's no-GPU ESTIMATE per gallery stage at the size run_benchmark times "
                     "(BENCH_SHAPES' first entry, the reference's DTYPES[0]), counted under Triton's interpreter here")
@@ -106,8 +110,13 @@ def main() -> int:
                 print(f"{key}: counting (load {os.getloadavg()[0]:.1f}) ...", flush=True)
                 t0 = time.monotonic()
                 try:
-                    rep = svc.benchmark(reference=f"{ex}/reference.py", candidates=[f"{ex}/{st}"], gpu="H200",
-                                        timeout_s=min(STAGE_TIMEOUT_S, max(60.0, left)))
+                    ref = ws / ex / "reference.py"
+                    base = {"workspace": str(ws), "reference": str(ref), "reference_entry": None,
+                            "candidate_entry": None, "dtype": None, "cases": [], "sweep": None, "sizes": None}
+                    if not a.with_resources:
+                        base["target_gpus"] = "none"
+                    rep = no_gpu_benchmark(svc, ref, [ws / ex / st], base, "H200",
+                                           min(STAGE_TIMEOUT_S, max(60.0, left)))
                     rec = (rep.model_extra or {}).get("estimate") or [{"ok": False, "error": rep.verdict}]
                     r = row(rec[0], rep, time.monotonic() - t0)
                 except Exception as e:  # noqa: BLE001 - a stage that cannot be estimated is a finding, not a stop
