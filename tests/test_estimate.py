@@ -191,9 +191,11 @@ def test_no_gpu_benchmark_answers_an_estimate_side_by_side(tmp_path: Path) -> No
     assert rep.ok and rep.verdict.startswith("ESTIMATE only (no GPU)") and not rep.timings
     est = {e["stage"]: e for e in rep.model_extra["estimate"]}
     one, three = est["softmax_one_pass.py"], est["softmax_recompute.py"]
-    assert one["measured_sizes"] == [37, 781] and one["full_sizes"] == [4096, 781]
-    assert one["counted"]["load_bytes"] == 4 * 37 * 781 and three["counted"]["load_bytes"] == 12 * 37 * 781
-    assert one["scale"]["bytes"] == pytest.approx(4096 / 37)  # inputs + outputs grow with M
+    # counted at the bench shape halved to fit the interpreter (its own row width), fitted over the rows (issue 40)
+    assert one["measured_sizes"] == [256, 391] and one["full_sizes"] == [4096, 781]
+    assert one["counted"]["load_bytes"] == 4 * 256 * 391 and three["counted"]["load_bytes"] == 12 * 256 * 391
+    assert one["scale"]["bytes"] == pytest.approx(4096 * 781 / (256 * 391))  # inputs + outputs grow with M N
+    assert one["fit"]["sizes"] == ["dim0", "dim1"] and one["fit"]["held_back"]["max_relative_error"] < 1e-9
     assert one["scaled"]["load_bytes"] == pytest.approx(4 * 4096 * 781)
     assert three["times"]["est_us"] == pytest.approx(2 * one["times"]["est_us"])  # 16 vs 8 bytes per element
     assert "ESTIMATE µs on L4" in rep.summary and "| softmax_recompute.py |" in rep.summary
@@ -208,7 +210,7 @@ def test_no_gpu_benchmark_answers_an_estimate_side_by_side(tmp_path: Path) -> No
 @no_gpu
 def test_a_dot_kernels_loads_scale_with_its_flops(tmp_path: Path) -> None:
     """A 32-tiled matmul rereads A once per column block and B once per row block: at the full 1024 x 2048 x 512 its
-    loads are 4 (M K N / 32 + K N M / 32) bytes, which the FLOPs' ratio reaches exactly from the 64 x 128 x 32 run."""
+    loads are 4 (M K N / 32 + K N M / 32) bytes, which the fit over M, K, N reaches exactly from 256 x 256 x 256."""
     from pytorch_to_triton.service import Service
 
     for p in FIX.glob("matmul_*.py"):
@@ -220,7 +222,7 @@ def test_a_dot_kernels_loads_scale_with_its_flops(tmp_path: Path) -> None:
         svc.close()
     e = rep.model_extra["estimate"][0]
     m, k, n = 1024, 2048, 512
-    assert e["measured_sizes"] == [64, 128, 32] and e["scaled"]["dot_flops"] == {"tf32": pytest.approx(2.0 * m * n * k)}
+    assert e["measured_sizes"] == [256, 256, 256] and e["scaled"]["dot_flops"] == {"tf32": pytest.approx(2.0 * m * n * k)}
     assert e["scaled"]["load_bytes"] == pytest.approx(4 * (m * k * n / 32 + k * n * m / 32))
     # 268 MB requested at 4.8 TB/s (56 µs) outweighs 2.1 GFLOP of TF32 (26 µs at the H200's measured fp32-input tf32
     # rate): 32 x 32 tiles reread too much,
@@ -237,8 +239,8 @@ def test_cli_bench_without_gpu_prints_the_estimate(tmp_path: Path) -> None:
                           "--gpu", "h100", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
                          env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "ESTIMATE µs on H100 SXM" in out.stdout and "| vadd_stage1.py | the largest validation case | 50.33 MB" \
-        in out.stdout, out.stdout
+    assert "ESTIMATE µs on H100 SXM" in out.stdout and ("| vadd_stage1.py | the benchmark's shape halved to fit the "
+                                                       "interpreter | 50.33 MB") in out.stdout, out.stdout
     bad = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "bench", "vadd_reference.py", "vadd_stage1.py",
                           "--gpu", "B200", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
                          env=env, timeout=300)
@@ -358,3 +360,23 @@ def test_the_estimate_says_what_it_fitted_and_its_held_back_error() -> None:
     line = fit_line("stage1.py", rec)
     assert "fitted over batch_size, dim" in line and "3.1%" in line and "not fitted" in line and "groups" in line
     assert fit_line("stage2.py", {"fit_note": "no fit (x)"}) == "stage2.py: no fit (x)"
+
+
+def test_the_bench_shape_is_halved_to_a_count_point_on_the_same_path() -> None:
+    """Issue 40: a function-form reference is counted at its bench shape halved (the largest dimension above 256
+    first, then batch and heads, the last dimension last), not at the largest validation case (softmax stage 3 took
+    its long-row path at 3 x 20000); a halving the reference refuses is undone and that dimension left alone."""
+    from pytorch_to_triton.worker.estimate import halved_shape
+
+    assert halved_shape((16384, 4096), lambda s: 2 * s[0] * s[1] <= 1 << 20) == (512, 1024)
+    assert halved_shape((4, 32, 4096, 128), lambda s: 4 * s[0] * s[1] * s[2] * s[3] <= 1 << 20) == (1, 8, 256, 128)
+
+    def gqa(s: tuple[int, ...]) -> bool:
+        b, h, kv, t, d = s
+        if h % kv:
+            raise ValueError("heads must be a multiple of the kv heads")
+        return 2 * (b * h * t * d + b * kv * t * d) <= 1 << 20
+
+    assert halved_shape((4, 32, 8, 4096, 128), gqa) == (1, 8, 8, 256, 128)
+    assert halved_shape((1 << 28,), lambda s: 3 * s[0] <= 1 << 20) == (1 << 18,)
+    assert halved_shape((3,), lambda s: False) is None

@@ -1,8 +1,10 @@
 """A roofline ESTIMATE of one candidate without a GPU: its counted traffic and tl.dot work, scaled to full size.
 
 The candidate runs once under Triton's interpreter at a size it can finish (the validated size: KernelBench's
-shrunk main case, or for a make_inputs reference the largest of its SHAPES the interpreter runs quickly, or the
-benchmark's own case when that is small enough), with interp_traffic.counting() around the call. The counts are
+shrunk main case, or for a make_inputs reference its bench shape halved until the interpreter runs it quickly
+(halved_shape), or the benchmark's own case when that is small enough), with interp_traffic.counting() around the
+call. Where the count point differs from the full size, each count is then fitted per size (a KernelBench size, or a
+bench-shape dimension) and extrapolated (FIT_RULE, checked on a held-back run); the ratio rule below is the fallback. The counts are
 then scaled to the size run_benchmark would time (the problem's full size) by one rule, stated in the answer:
 
     bytes x (reference's compulsory bytes at full size / at the measured size)
@@ -35,6 +37,13 @@ from .tasks import Case, Task, TaskError, dtype_from_name
 # Measure at the benchmark's own size when its inputs + outputs are at most this many elements; the interpreter runs
 # ~1e6 elements of a vector add per second, so this stays a few seconds per candidate.
 MEASURE_MAX_ELEMS = 1 << 20
+# ... and at most this many reference FLOPs: the interpreter runs a tl.dot tile loop at about 1e7 FLOPs per second
+# on a loaded 2-core VM (fused linear + cross-entropy stage 1 at 512 x 512 x 1002, 1.6e9 FLOPs: over 12 minutes),
+# and the fit counts about ten times the count point's work.
+MEASURE_MAX_FLOPS = 1 << 25
+# A halved bench shape is counted about ten times (the fit doubles each dimension, then the held-back run), so its
+# point is smaller: cross-entropy at 1024 x 1002 took 200 s a stage on that VM.
+HALVE_MAX_ELEMS = 1 << 18
 RULE = ("bytes scaled by the reference's inputs + outputs (+ parameters) bytes at full size over those at the measured "
         "size; FLOPs, and the loads of launches that run tl.dot (tiles reread per output tile), by the reference's "
         "FlopCounterMode FLOPs at full over measured (bytes' ratio when it counts none)")
@@ -112,23 +121,71 @@ def _plan_form_a(task: Task, args: dict[str, Any], device: str) -> tuple[Any, An
     full = bench_cases(task, {k: args.get(k) for k in ("cases", "sweep")})[0][1]
     names = [args["dtype"]] if args.get("dtype") else list(getattr(task.ref_mod, "DTYPES", None) or ["float32"])
     dtype = dtype_from_name(names[0])
-    sized: list[tuple[float, Any]] = []
-    for spec in cs.form_a_specs(task.ref_mod, [names[0]], None, False):
-        try:
-            sized.append((_form_a_work(task, spec.shape, dtype, device)[0], spec.shape))
-        except Exception:  # noqa: BLE001 - a shape the fake run cannot take is not a candidate to measure at
-            continue
     try:
         full_bytes = _form_a_work(task, full, dtype, device)[0]
     except Exception:  # noqa: BLE001
         full_bytes = float("inf")
     if _elems(full_bytes, dtype) <= MEASURE_MAX_ELEMS:
         return full, full, dtype, "the benchmark's own size"
+    if isinstance(full, (tuple, list)) and all(isinstance(d, int) for d in full):
+        def fits(shape: tuple[int, ...]) -> bool:
+            nbytes, flops = _form_a_work(task, shape, dtype, device)
+            return _elems(nbytes, dtype) <= HALVE_MAX_ELEMS and flops <= MEASURE_MAX_FLOPS
+
+        small = halved_shape(tuple(full), fits)
+        if small is not None:  # the bench shape itself, smaller: the candidate runs the path it runs at full size
+            return small, full, dtype, "the benchmark's shape halved to fit the interpreter"
+    sized: list[tuple[float, Any]] = []
+    for spec in cs.form_a_specs(task.ref_mod, [names[0]], None, False):
+        try:
+            sized.append((_form_a_work(task, spec.shape, dtype, device)[0], spec.shape))
+        except Exception:  # noqa: BLE001 - a shape the fake run cannot take is not a candidate to measure at
+            continue
     fits = [s for s in sized if s[0] > 0 and _elems(s[0], dtype) <= MEASURE_MAX_ELEMS]
     if not fits:
         raise TaskError("inputs", "no validation case is small enough to run under the interpreter for an "
                         "estimate; add a smaller entry to SHAPES", usage=True)
     return max(fits, key=lambda s: s[0])[1], full, dtype, "the largest validation case"
+
+
+HALVE_FLOOR = 256  # no dimension is halved below this (or its full size) while another can shrink: 2 x a 128 tile
+
+
+def halved_shape(full: tuple[int, ...], fits: Any) -> tuple[int, ...] | None:
+    """The bench shape with dimensions halved until `fits(shape)`: the largest above HALVE_FLOOR first (the leading
+    one on a tie), then the outermost leading one (batch, heads: a 32-row attention tile padded to 128 would be
+    counted four times over), the last one only when nothing else can shrink. Counting at the
+    bench shape's own proportions keeps the candidate on the code path it takes at full size where the largest
+    validation case did not (softmax stage 3 counted at 3 x 20000 took its two-pass long-row path, 1.5x the bytes of
+    the one-pass path it runs at 16384 x 4096); a kernel that switches paths below HALVE_FLOOR-sized dimensions is
+    still counted on the other path. A halving the reference refuses (fits raises) is undone and that dimension
+    frozen; None when nothing fits."""
+    seen: dict[tuple[int, ...], bool | None] = {}
+
+    def ok(shape: tuple[int, ...]) -> bool | None:  # None: the reference refuses the shape
+        if shape not in seen:
+            try:
+                seen[shape] = bool(fits(shape))
+            except Exception:  # noqa: BLE001
+                seen[shape] = None
+        return seen[shape]
+
+    s, frozen = list(full), set()
+    while not ok(tuple(s)):
+        free = [i for i in range(len(s)) if i not in frozen]
+        big = [i for i in free if s[i] > HALVE_FLOOR]
+        outer = [i for i in free if i < len(s) - 1 and s[i] > 1]
+        if big:
+            i = max(big, key=lambda j: (s[j], -j))
+        elif outer or (s[-1] > 1 and len(s) - 1 in free):
+            i = outer[0] if outer else len(s) - 1  # batch and heads before rows and columns
+        else:
+            return None
+        before, s[i] = s[i], (s[i] + 1) // 2
+        if ok(tuple(s)) is None:
+            s[i] = before
+            frozen.add(i)
+    return tuple(s)
 
 
 def _count(task: Task, sizes: Any, dtype: torch.dtype, device: str, seed: int) -> tuple[Any, int | None]:
@@ -294,6 +351,41 @@ def _fit(task: Task, base: dict[str, int], full: dict[str, int], base_q: dict[st
     return out
 
 
+def _fit_shape(task: Task, base: tuple[int, ...], full: tuple[int, ...], base_q: dict[str, float],
+               dtype: torch.dtype, device: str, seed: int, emit: Any, who: str, block: int | None = None) \
+        -> dict[str, Any] | None:
+    """_fit for a function-form reference: its bench shape's dimensions (dim0, dim1, ...) are the sizes, each
+    doubled alone from the count point, then every fitted one about x1.5 for the held-back run. None when there are
+    too many to fit; a doubled shape the reference refuses raises (the ratio rule stands)."""
+    named = {f"dim{i}": v for i, v in enumerate(base)}
+    at_full = {f"dim{i}": v for i, v in enumerate(full)}
+    keys = [k for k in named if named[k] != at_full[k]]
+    if not keys or len(keys) > FIT_MAX_SIZES:
+        return None
+
+    def count(sizes: dict[str, int], why: str) -> dict[str, float]:
+        shape = tuple(sizes[f"dim{i}"] for i in range(len(base)))
+        emit("progress", message=f"{who}: counting at {list(shape)} ({why})", progress=0, total=1)
+        return _quantities(_count(task, shape, dtype, device, seed)[0].totals())
+
+    runs = {k: ({**named, k: 2 * named[k]}, {}) for k in keys}
+    runs = {k: (sizes, count(sizes, f"fit: {k} doubled")) for k, (sizes, _) in runs.items()}
+    exps = fit_counts(base_q, named, runs)
+    held = dict(named)
+    for k in keys:  # aligned to the blocks as the bench shape is: padding the full size never has is no fit error
+        align = min(block or 1, at_full[k] & -at_full[k]) if at_full[k] > 0 else 1
+        held[k] = max(named[k] + align, round(named[k] * HELD_BACK / align) * align)
+    out: dict[str, Any] = {"sizes": keys, "exponents": exps, "count_point": named, "estimated_for": at_full}
+    try:
+        got, want = count(held, "held back: checks the fit"), predict(base_q, named, exps, held)
+        err = {n: abs(want[n] - got[n]) / got[n] for n in got if got[n] > 0 and n in want}
+        out["held_back"] = {"sizes": held, "relative_error": err, "max_relative_error": max(err.values(), default=0.0)}
+    except Exception as e:  # noqa: BLE001 - a held-back shape the reference refuses: the fit stands, unchecked
+        out["held_back_note"] = f"no held-back run: {type(e).__name__}: {str(e)[:120]}"
+    out["at_full"] = predict(base_q, named, exps, at_full)
+    return out
+
+
 def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -> dict[str, Any]:
     """Count one candidate's traffic and tl.dot FLOPs under the interpreter and scale them to full size."""
     if not rt.interpreter:
@@ -357,10 +449,11 @@ def estimate_candidate(args: dict[str, Any], rt: Any, emit: Any, patches: Any) -
     out.update(ok=True, counted=totals, launches=[la.as_dict() for la in counter.launches[:32]],
                scale={"bytes": r_bytes, "flops": r_flops}, scaled=by_ratio, estimated_for=full,
                reference_full={"bytes": f_bytes, "flops": f_flops, **declared})
-    if task.kernelbench and measured != full:
+    if measured != full and (task.kernelbench or isinstance(full, (tuple, list))):
+        fitter = _fit if task.kernelbench else _fit_shape
         try:
-            fit = _fit(task, measured, full, _quantities(totals), dtype, rt.device, int(args.get("seed", 0)), emit,
-                       out["candidate"], block)
+            fit = fitter(task, measured, full, _quantities(totals), dtype, rt.device, int(args.get("seed", 0)), emit,
+                         out["candidate"], block)
         except Exception as e:  # noqa: BLE001 - a count that fails at another size: the ratio rule stands
             fit = None
             out["fit_note"] = f"no fit: counting at another size raised {type(e).__name__}: {str(e)[:160]}"
