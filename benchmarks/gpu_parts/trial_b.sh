@@ -8,4 +8,4 @@
 TAIL=6 run gpu_fastlaunch 90 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py -k compiled_launcher
 mkdir -p /tmp/trial_b && cp -r benchmarks/trials/2026-12-06/21_Conv2d_Add_Scale_Sigmoid_GroupNorm \
   benchmarks/trials/2026-12-06/47_NetVladNoGhostClusters /tmp/trial_b/
-TAIL=30 run score_trial_b 290 python3 benchmarks/score_trial.py /tmp/trial_b --budget-s 280
+TAIL=30 run score_trial_b 240 python3 benchmarks/score_trial.py /tmp/trial_b --budget-s 230
