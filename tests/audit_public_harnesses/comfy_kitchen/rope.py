@@ -24,7 +24,7 @@ TOLERANCES = {"float16": (2e-3, 2e-3)}  # fp32 rotation, one fp16 rounding of th
 
 def _freqs(case, b, n, d):
     # EmbedND/rope(): angle = pos * theta ** (-2k / d); rows [[cos, -sin], [sin, cos]]
-    pos = torch.arange(n, dtype=torch.float64)[:, None] + case.randint(0, 64, (b, 1, 1)).double()
+    pos = torch.arange(n, dtype=torch.float64)[:, None] + case.randint(0, 64, (b, 1, 1)).double().cpu()
     ang = pos * 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # [b, n, d / 2]
     c, s = torch.cos(ang), torch.sin(ang)
     out = torch.stack([c, -s, s, c], dim=-1).reshape(b, 1, n, d // 2, 2, 2).float()
