@@ -9,18 +9,19 @@
 # asserts infeatures % 32 == 0 and outfeatures % 32 == 0, nothing more.
 # Stand-ins: the file's `from . import custom_autotune` is resolved against a stand-in package
 # auto_gptq.nn_modules.triton_utils whose path is the corpus folder (its __package__ is set in the file's frames), so
-# it loads the corpus copy (auto_gptq/custom_autotune.py, unchanged); without a GPU its _bench is untimed (the first
-# pruned config wins, as the audit's interpreter does for @triton.autotune: triton.testing.do_bench needs a GPU
-# driver). `with torch.cuda.device(input.device)` is a no-op for a CPU tensor in the file's own frames (torch's raises
+# it loads the corpus copy (auto_gptq/custom_autotune.py, unchanged); without a GPU, triton.testing.do_bench answers
+# the same untimed result to that file's _bench (so the first pruned config wins, as the audit's interpreter does for
+# @triton.autotune; do_bench needs a GPU driver) and is left as is for every other caller. `with torch.cuda.device(input.device)` is a no-op for a CPU tensor in the file's own frames (torch's raises
 # for a CPU device). On a GPU nothing else is changed.
 import builtins
 import contextlib
-import importlib
 import sys
 import types
 from pathlib import Path
 
 import torch
+import triton
+import triton.testing
 
 _DIR = Path(__file__).resolve().parents[2] / "audit_public_corpus" / "auto_gptq"
 _PKG = "auto_gptq.nn_modules.triton_utils"
@@ -44,9 +45,15 @@ if not getattr(builtins, "_p2t_auto_gptq", False):
 
     builtins.__import__, torch.cuda.device = _import, _device
     builtins._p2t_auto_gptq = True
-    _ca = importlib.import_module(_PKG + ".custom_autotune")
     if not torch.cuda.is_available():
-        _ca.CustomizedTritonAutoTuner._bench = lambda self, *args, config, **meta: (0.0, 0.0, 0.0)
+        _PREV_BENCH = triton.testing.do_bench
+
+        def _untimed(fn, *args, **kwargs):  # custom_autotune's _bench: every config ties, the first pruned one wins
+            if sys._getframe(1).f_code.co_filename.endswith("auto_gptq/custom_autotune.py"):
+                return (0.0, 0.0, 0.0)
+            return _PREV_BENCH(fn, *args, **kwargs)
+
+        triton.testing.do_bench = _untimed
 
 ENTRY = "quant_matmul_248"
 AUDIT_SHAPE = (6, 896, 896)  # tokens M, infeatures K, outfeatures N
