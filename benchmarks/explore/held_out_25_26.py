@@ -12,6 +12,7 @@ compute-sanitizer (benchmarks/gpu_parts/held_out_25_26.sh runs these under memch
   python benchmarks/explore/held_out_25_26.py dq_recompile     # flashnn dynamic_quant: a compile per token count (P1; GPU)
   python benchmarks/explore/held_out_25_26.py a16w8_repeat     # flashnn gemm_a16w8: split-K fp16 atomics (P1; GPU)
   python benchmarks/explore/held_out_25_26.py autotune_per_call  # flashnn: autotuner rebuilt per call (note)
+  python benchmarks/explore/held_out_25_26.py examples         # every harness's example against its reference
 """
 
 from __future__ import annotations
@@ -99,6 +100,12 @@ class _Ranges:
         itp.InterpreterBuilder.create_load, itp.InterpreterBuilder.create_masked_load = self._saved
 
 
+def _sizes(default: tuple[int, ...]) -> tuple[int, ...]:
+    """HO2526_SIZE=896 runs one size only (the GPU part runs each size in its own compute-sanitizer process)."""
+    one = os.environ.get("HO2526_SIZE")
+    return (int(one),) if one else default
+
+
 def _gptq_inputs(h, m: int, k: int, n: int, seed: int = 0):
     from pytorch_to_triton.worker.tasks import Case
 
@@ -116,9 +123,9 @@ def gptq_tail() -> int:
     h, k = _pair("auto_gptq", "kernels")
     k.quant_matmul_248_kernel.configs = k.quant_matmul_248_kernel.configs[:1]  # 64 x 256 x 32, used unpruned
     shown = 0
-    for n in (896, 1024):
+    for n in _sizes((896, 1024)):
         x, qw, sc, qz, gi, bits, maxq = _gptq_inputs(h, 6, 896, n)
-        if CUDA:
+        if CUDA:  # compute-sanitizer memcheck (the GPU part, caching allocator off) sees the reads past
             out = k.quant_matmul_248(x, qw, sc, qz, gi, bits, maxq)
             torch.cuda.synchronize()
             bad = {}
@@ -148,7 +155,7 @@ def gptq_bwd_tail() -> int:
     h, k = _pair("auto_gptq", "kernels")
     k.transpose_quant_matmul_248_kernel.configs = k.transpose_quant_matmul_248_kernel.configs[:1]  # 64 x 32 x 256
     shown = 0
-    for kin in (896, 1024):
+    for kin in _sizes((896, 1024)):
         x, qw, sc, qz, gi, bits, maxq = _gptq_inputs(h, 6, kin, 896)
         g = torch.randn(6, 896, device=DEV).half()  # dL/dout
         if CUDA:
@@ -211,6 +218,43 @@ def a16w8_repeat() -> int:
     return 1 if differ else 0
 
 
+def examples() -> int:
+    """Each harness's example call against its reference at the harness's tolerances (the compare module's defaults
+    otherwise), loaded as the probes load them (harness first, its stand-ins installed): one row per file; exit 1 if
+    one fails. A check of the harnesses on this machine's Triton, not of the audit."""
+    from pytorch_to_triton.worker.compare import DEFAULT_TOLERANCES
+    from pytorch_to_triton.worker.tasks import Case, load_module
+
+    failed = 0
+    for folder, name in (("flashnn", "rms_norm"), ("flashnn", "rms_norm_dquant"), ("flashnn", "dynamic_quant"),
+                         ("flashnn", "gemm_a8w8"), ("flashnn", "gemm_a16w8"), ("auto_gptq", "kernels"),
+                         ("gemlite", "bitpack")):
+        h = load_module(HARNESSES / folder / f"{name}.py", "harness")
+        t = load_module(CORPUS / folder / f"{name}.py", "target")
+        args = h.make_inputs(Case("example", tuple(h.AUDIT_SHAPE), torch.float32, "cpu", 0))
+        args = [a.to(DEV) if isinstance(a, torch.Tensor) else a for a in args]
+        mine = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        out = getattr(t, h.ENTRY)(*args)
+        ref = h.reference(*mine)
+        if ref is None:  # in place: the mutated arguments
+            outs, refs = args, mine
+        else:
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+        worst = []
+        for o, r in zip(outs, refs):
+            if not isinstance(o, torch.Tensor):
+                continue
+            dt = str(o.dtype).removeprefix("torch.")
+            rt, at = getattr(h, "TOLERANCES", {}).get(dt) or DEFAULT_TOLERANCES.get(dt, (0.0, 0.0))
+            d = (o.double() - r.double()).abs()
+            bad = int(((d > at + rt * r.double().abs()) | (o.double().isnan() != r.double().isnan())).sum())
+            worst.append(f"{dt} {tuple(o.shape)}: {bad} bad, max {d.max().item() if d.numel() else 0:.3g}")
+            failed += bool(bad)
+        print(f"examples: {folder}/{name} ({h.ENTRY}): " + "; ".join(worst))
+    return 1 if failed else 0
+
+
 def autotune_per_call() -> int:
     """flashnn builds a new triton.autotune wrapper inside every launcher call (rms_norm.py:78, rms_norm_dquant.py:91,
     gemm_a8w8.py:195, gemm_a16w8.py:324): with the package's switch on (flashnn.set_autotune_triton_kernels(True), or
@@ -241,7 +285,8 @@ def autotune_per_call() -> int:
     return 1 if counts[1] > 14 else 0
 
 
-COMMANDS = {f.__name__: f for f in (gptq_tail, gptq_bwd_tail, dq_recompile, a16w8_repeat, autotune_per_call)}
+COMMANDS = {f.__name__: f for f in (gptq_tail, gptq_bwd_tail, dq_recompile, a16w8_repeat, autotune_per_call,
+                                    examples)}
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT / "server"))
