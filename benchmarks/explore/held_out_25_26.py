@@ -9,6 +9,7 @@ compute-sanitizer (benchmarks/gpu_parts/held_out_25_26.sh runs these under memch
 
   python benchmarks/explore/held_out_25_26.py gptq_tail        # auto-gptq quant_matmul_248: N tail read past (P0)
   python benchmarks/explore/held_out_25_26.py gptq_bwd_tail    # auto-gptq transpose kernel: g_idx read past K (P0)
+  python benchmarks/explore/held_out_25_26.py gptq_layout      # auto-gptq: x's K stride taken as 1 (note)
   python benchmarks/explore/held_out_25_26.py dq_recompile     # flashnn dynamic_quant: a compile per token count (P1; GPU)
   python benchmarks/explore/held_out_25_26.py a16w8_repeat     # flashnn gemm_a16w8: split-K fp16 atomics (P1; GPU)
   python benchmarks/explore/held_out_25_26.py autotune_per_call  # flashnn: autotuner rebuilt per call (note)
@@ -181,6 +182,22 @@ def gptq_bwd_tail() -> int:
     return 1 if shown else 0
 
 
+def gptq_layout() -> int:
+    """quant_matmul_248 advances the activation pointer by BLOCK_SIZE_K elements (kernels.py:173), not BLOCK_SIZE_K *
+    stride_ak: right for the contiguous x.reshape(-1, infeatures) QuantLinear passes, wrong for an x whose K stride is
+    not 1 (a column-major copy here). A note: the callers' x is contiguous. Run with the 64 x 128 x 32 config (no N tail
+    at 896, so nothing is read past the weights)."""
+    h, k = _pair("auto_gptq", "kernels")
+    k.quant_matmul_248_kernel.configs = k.quant_matmul_248_kernel.configs[2:3]
+    x, qw, sc, qz, gi, bits, maxq = _gptq_inputs(h, 6, 896, 896)
+    ref = h.reference(x, qw, sc, qz, gi, bits, maxq).double()
+    errs = {}
+    for name, xx in (("contiguous x", x), ("column-major x", x.t().contiguous().t())):
+        errs[name] = (k.quant_matmul_248(xx, qw, sc, qz, gi, bits, maxq).double() - ref).abs().max().item()
+    print("gptq_layout: max |out - ref|: " + ", ".join(f"{n} {e:.3g}" for n, e in errs.items()))
+    return 1 if errs["column-major x"] > 0.1 else 0
+
+
 def dq_recompile() -> int:
     """triton_dynamic_quantize passes M=num_tokens as a tl.constexpr (dynamic_quant.py:31; the kernel never reads it):
     every distinct token count of a serving step compiles the kernel again. GPU only: counts the compiled variants
@@ -285,8 +302,8 @@ def autotune_per_call() -> int:
     return 1 if counts[1] > 14 else 0
 
 
-COMMANDS = {f.__name__: f for f in (gptq_tail, gptq_bwd_tail, dq_recompile, a16w8_repeat, autotune_per_call,
-                                    examples)}
+COMMANDS = {f.__name__: f for f in (gptq_tail, gptq_bwd_tail, gptq_layout, dq_recompile, a16w8_repeat,
+                                    autotune_per_call, examples)}
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT / "server"))

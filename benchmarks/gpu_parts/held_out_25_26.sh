@@ -8,9 +8,10 @@
 #   examples 0 (every harness's example call matches its reference on the GPU too),
 #   dq_recompile 1 (3 compiled variants of the dynamic quantiser after 3, 5, 7, 5 tokens),
 #   a16w8_repeat 1 (some of 20 split-K runs differ bitwise), autotune_per_call 1 (note: 28 configs timed, not 14),
+#   gptq_layout 1 (note: a column-major x is read wrong, the contiguous one right),
 #   gptq_tail / gptq_bwd_tail: rc 0 (no Python-visible error: the stored columns are right), and memcheck errors > 0
 #   at size 896 (reads past qweight/scales/qzeros; past g_idx, then wild reads), 0 for gptq_tail at 1024 (the control).
-cmds="examples dq_recompile a16w8_repeat autotune_per_call gptq_tail gptq_bwd_tail"
+cmds="examples dq_recompile a16w8_repeat autotune_per_call gptq_layout gptq_tail gptq_bwd_tail"
 declare -A rc_of
 for cmd in $cmds; do
   timeout 150 python3 benchmarks/explore/held_out_25_26.py "$cmd" > "$OUT/x/ho2526_$cmd.log" 2>&1

@@ -70,6 +70,8 @@ def _pack_rows(q):  # [K, N] 4-bit values -> [K / 8, N] int32, row k in bits 4 *
 
 def make_inputs(case):
     m, k, n = case.shape
+    if k % 32 or n % 32 or min(m, k, n) < 1:
+        raise ValueError("QuantLinear asserts infeatures % 32 == 0 and outfeatures % 32 == 0")
     g = -(-k // GROUP)
     q = case.randint(0, 16, (k, n))
     zeros = case.randint(6, 10, (g, n))  # asymmetric GPTQ zeros, stored minus one

@@ -38,12 +38,16 @@ AUDIT_SHAPE = (8, 256)  # out_features, in_features
 
 def make_inputs(case):
     rows, cols = case.shape
+    if cols % 8 or min(rows, cols) < 1:  # in_features: a multiple of the group size (>= 32) in gemlite's quantisers
+        raise ValueError("in_features must be a multiple of packing_bitwidth / W_nbits (8)")
     return (case.randint(0, 16, (rows, cols), dtype=torch.uint8), 4, 32, True)
 
 
 def reference(W_q, W_nbits, packing_bitwidth, transpose):
     per = packing_bitwidth // W_nbits
     rows, cols = W_q.shape
+    if cols % per:
+        raise ValueError("the columns must fill whole words (the kernel drops a partial one)")
     v = W_q.to(torch.int64).reshape(rows, cols // per, per)
     word = sum(v[..., j] << (W_nbits * j) for j in range(per))
     if packing_bitwidth == 32:
