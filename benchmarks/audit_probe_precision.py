@@ -24,14 +24,14 @@ fresh pair, audited with the rules as they stood at a6a4187, unchanged: conch-tr
 twenty-second, beside the twenty-first on the same rules: cut-cross-entropy), `held_out_23` (a twenty-third, issue 35's
 second fresh pair, audited with the rules as they stood at a6a4187, unchanged: minference), `held_out_24` (a
 twenty-fourth, beside the twenty-third on the same rules: fp-quant, ai2-olmo-core), `held_out_25` (a twenty-fifth,
-issue 35's third fresh pair, audited with the rules as they stood at TODO (the lead: the commit the rules are frozen
-at), unchanged: flashnn), `held_out_26` (a twenty-sixth, beside the twenty-fifth on the same rules: auto-gptq,
+issue 35's third fresh pair, audited with the rules as they stood at 6ab0cc4, unchanged:
+flashnn), `held_out_26` (a twenty-sixth, beside the twenty-fifth on the same rules: auto-gptq,
 gemlite) or
 `tuned` (tests/audit_probe_fixtures, written with the probes). The table has a row per set, a combined
 `held_out + held_out_2` row (the batches seen before the held_out_2 rule changes) and combined rows of
 the first three, all four, all five, all six, all seven, all eight, all ten, all twelve, all fourteen, all
 sixteen, all eighteen, all twenty, all twenty-four and all twenty-six held-out batches, the twenty-fifth and
-twenty-sixth together (both fresh on the rules of TODO), the twenty-third and twenty-fourth together
+twenty-sixth together (both fresh on the rules of 6ab0cc4), the twenty-third and twenty-fourth together
 (both fresh on the rules of a6a4187), the twenty-first and twenty-second together (both fresh on the rules of a6a4187), the
 nineteenth and twentieth together (both fresh on the rules of 47a1b16), the seventeenth and eighteenth together (both
 fresh on the rules of 38ef317), the fifteenth and sixteenth together (both fresh on the rules of 4e9ee4c), the
@@ -134,8 +134,8 @@ COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
                                                  "held_out_23", "held_out_24", "held_out_25", "held_out_26")))
 # Issue 35's fresh sets, prepared without running the audit on them: a run without --only leaves them out until the
 # rules are frozen (audit them with --only SET, label every P0/P1, then empty this). held_out_21..24: audited at a6a4187.
-# held_out_25/26: prepared on 6ab0cc4 (the rules are frozen there for them), not audited yet.
-NOT_YET_AUDITED: tuple[str, ...] = ("held_out_25", "held_out_26")
+# held_out_25/26: audited at 6ab0cc4 and labelled.
+NOT_YET_AUDITED: tuple[str, ...] = ()
 
 
 def labels() -> dict[str, Any]:
