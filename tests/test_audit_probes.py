@@ -269,11 +269,15 @@ LATER_BATCHES = [
     ("held_out_22", 3, "cut-cross-entropy", 0, 3, 0),  # three order-dependent P1s; tl_utils/tl_autotune static-only
     ("held_out_23", 4, "minference", 1, 4, 1),  # streaming's make_block_ptr crash (Triton 3.9)
     ("held_out_24", 4, "fp-quant, ai2-olmo-core", 0, 3, 0),  # its 2 n_elements P1s are found, statically
+    # issue 35's third fresh pair, prepared on 6ab0cc4 without running the audit on it, audited on the rules frozen there
+    ("held_out_25", 5, "flashnn", 0, 2, 0),  # its 4 P0s are false (layout, an int8 tie, a harness's return); M found
+    ("held_out_26", 2, "auto-gptq, gemlite", 2, 2, 0),  # the N tail's 2 P0s real, as unmasked_access (not probe_example)
     # a further fresh pair, prepared without running the audit on it, audited on the rules frozen at 6ab0cc4
     ("held_out_27", 4, "comfy-kitchen", 0, 1, 0),  # no P0/P1; rms_rope's > 65535-token grid (GPU only) is missed
     ("held_out_28", 3, "amd-quark, adasplash", 1, 1, 1),  # entmax's TRITON_INTERPRET crash (interpreter mode)
 ]
-FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_27", "held_out_28")
+FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_25", "held_out_26", "held_out_27",
+         "held_out_28")
 
 
 def _not_yet_audited() -> tuple[str, ...]:
