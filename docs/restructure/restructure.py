@@ -3,8 +3,10 @@
 
 Run from the root of a pytorch-to-triton checkout (after the other branches have merged):
 
-    python3 /work/notes/restructure/restructure.py            # apply (git mv + rewrites), then a self-check
-    python3 /work/notes/restructure/restructure.py --dry-run  # print the plan, change nothing
+    python3 docs/restructure/restructure.py            # apply (git mv + rewrites), then a self-check
+    python3 docs/restructure/restructure.py --dry-run  # print the plan, change nothing
+
+then docs/restructure/split.py splits the long files of the rooms (see its docstring).
 
 What it does, in order:
 1. refuses (exit 2, with a list) when worker/ holds a .py file the table below does not map, or a file the
@@ -68,25 +70,29 @@ May import: nothing else of the worker (the bottom floor, beside device/).""",
         "may": ["device", "confine"],
         "doc": """run_validation and what every tool shares with it: loading the reference and candidate (tasks.py,
 loader.py, code and kernel caches), the cases and their tiers (cases.py, sizes.py: the one home of invented
-inputs), the Validator (validate.py) and KernelBench's form (kernelbench.py, kb_criterion.py), the comparison
-(compare.py), poisoned memory, the honesty guards, composition, memory, the reference's cache, per-case events,
+inputs), the Validator (validate.py; its output checks in output_checks.py, its gradients in gradients.py) and
+KernelBench's form (kernelbench.py, kb_criterion.py), the comparison (compare.py), poisoned memory, the honesty guards, composition, memory, the reference's cache, per-case events,
 error formatting and first fixes, and the verdict (run_validation.py).
 
 May import: device/, confine/. Imported by benchmark/, probe/ and the top (__main__, prewarm).""",
     },
     "benchmark": {
         "may": ["validation", "device"],
-        "doc": """run_benchmark: timing on a GPU (bench.py), roofline figures (roofline.py, the sidecar's formulas),
-and the no-GPU ESTIMATE (estimate.py).
+        "doc": """run_benchmark: timing on a GPU (bench.py), this device's environment, measured peaks and the flags of
+an implausible timing (peaks.py), roofline figures (roofline.py, the sidecar's formulas in formulas.py), the
+no-GPU ESTIMATE (estimate.py), and audit's compiled analysis (bench.compiled_analysis).
 
 May import: validation/, device/. Imported by the top only.""",
     },
     "probe": {
         "may": ["validation", "device", "confine"],
         "doc": """audit_kernel's dynamic confirmation (worker op "probe", `python -m pytorch_to_triton.worker.probe.probes`):
-the probes (probes.py), the inputs they invent (probe_inputs.py), KernelBench-form harnesses (probe_kb.py), the
-host lines the example ran (probe_lines.py), the interpreter's bounds check (bounds.py) and compute-sanitizer
-over the probe's launches on a GPU (sanitizer.py).
+the Prober and the op (probes.py) with its probe families as mixins (shape_probes.py: layouts, rows, sizes;
+value_probes.py: sentinels, magnitudes, dtypes, defaults, the reference; grad_probes.py: an autograd Function's
+backward), what one call did and how it is judged (outcome.py), the audited entry (entry.py), the inputs they
+invent (probe_inputs.py), KernelBench-form harnesses (probe_kb.py), the host lines the example ran
+(probe_lines.py), the interpreter's bounds check (bounds.py) and compute-sanitizer over the probe's launches on a
+GPU (sanitizer.py).
 
 May import: validation/, device/, confine/. Imported by the top only.""",
     },
@@ -114,7 +120,12 @@ MAPPING: dict[str, str] = {
     "formulas": "benchmark",
     # probe/
     "probes": "probe", "probe_inputs": "probe", "probe_kb": "probe", "probe_lines": "probe", "bounds": "probe",
+    # the files docs/restructure/split.py makes out of probes.py, bench.py and validate.py (in their room already)
+    "outcome": "probe", "entry": "probe", "shape_probes": "probe", "value_probes": "probe", "grad_probes": "probe",
+    "peaks": "benchmark", "output_checks": "validation", "gradients": "validation",
 }
+
+SPLIT_MADE = {"outcome", "entry", "shape_probes", "value_probes", "grad_probes", "peaks", "output_checks", "gradients"}
 
 TOP_DOC = """The worker process: the only place that imports torch, triton or user code (see protocol.py).
 
@@ -122,7 +133,7 @@ Rooms, bottom up (each subpackage's __init__ says what it owns and what it may i
 - device/      where kernels run: device choice, Triton import, launch recorder, the CPU interpreter's fixes
 - confine/     the Landlock sandbox, the sealed reference, the reference-call watch
 - validation/  run_validation and what every tool shares with it: tasks, cases, the Validator, guards, compare
-- benchmark/   run_benchmark: timing, roofline figures, the no-GPU estimate, compiled facts
+- benchmark/   run_benchmark: timing, this device's peaks, roofline figures, the no-GPU estimate
 - probe/       audit_kernel's probes
 - __main__.py (the entry: the request loop and its dispatch) and prewarm.py (start-up work) import them all;
   nothing imports them. Imports run one way: top -> benchmark, probe -> validation -> device, confine."""
@@ -152,6 +163,9 @@ EXPLORE = {  # script -> its README line: what it found (the numbers and their c
     "worker_gap.py": "the warm validate in the worker subprocess vs in-process (issue 28: 132.5 vs 64.9 ms on the "
                      "H200; on the CPU the two cost the same).",
     "sidecar_gpu.py": "the task sidecar and `new` on a GPU (issue 18 items 1, 5): what the CPU tests cannot reach.",
+    "fp8_e4nv_cast.py": "float32 -> float8e4nv of 16 values on the GPU's Triton, torch and the patched interpreter "
+                        "(issue 35, `gpu_parts/inplace_fp8.sh`): Triton 3.9's interpreter lost the carry into the "
+                        "exponent (0.4914 -> 0.25, 500 -> 256); interp_compat.install_fp8_rounding rounds as the GPU.",
 }
 RENAMED = {"gpu_issue25.py": "gpu_tiers.py"}  # issue-named scripts that reproduce a published figure
 # Per-issue GPU scripts -> parts of gpu_session.sh. Each old script's blob hash is what this tool was written
@@ -282,8 +296,9 @@ COMMANDS = [
 ]
 
 # Text files whose content is a record or verbatim third-party code: never rewritten.
+# docs/restructure/ is this tool itself and its notes: they name the old places on purpose.
 FROZEN = ("benchmarks/results/", "benchmarks/trials/", "tests/audit_public_corpus/", "docs/.triton_docs/",
-          "docs/ASSISTANT_TRANSCRIPT.md")
+          "docs/ASSISTANT_TRANSCRIPT.md", "docs/restructure/")
 TEXT_EXT = {".py", ".md", ".sh", ".toml", ".txt", ".cfg", ".yml", ".yaml", ".json", ""}
 CODE_DIRS = ("server/", "tests/", "benchmarks/", "examples/")
 
@@ -353,6 +368,8 @@ def check_worker_inventory() -> tuple[list[tuple[Path, Path]], list[str]]:
             continue
         moves.append((p, dest))
     for name in MAPPING:
+        if name in SPLIT_MADE:
+            continue  # made by split.py after this tool has run
         if not (WORKER / f"{name}.py").exists() and not (WORKER / MAPPING[name] / f"{name}.py").exists():
             log(f"note: {name}.py is in the table but in no place of worker/ (removed on a branch?): skipped")
     return moves, problems
@@ -537,6 +554,9 @@ def path_rewriter() -> list[tuple[re.Pattern, object]]:
 
     subs.append((re.compile(rf"(?P<path>\bworker/(?P<n>{worker_names})\.py)\b(?P<sp> *)"),
                  lambda m: keep_column(m, f"worker/{MAPPING[m.group('n')]}/{m.group('n')}.py")))
+    # `worker/x.name` (a definition of x named in prose): the room goes in, the rest stays
+    subs.append((re.compile(rf"\bworker/(?P<n>{worker_names})(?=\.(?!py\b)\w)"),
+                 lambda m: f"worker/{MAPPING[m.group('n')]}/{m.group('n')}"))
     subs.append((re.compile(rf"""(?P<q>["'])worker(?P=q) / (?P=q)(?P<n>{worker_names})\.py(?P=q)"""),
                  lambda m: f"{m['q']}worker{m['q']} / {m['q']}{MAPPING[m['n']]}{m['q']} / {m['q']}{m['n']}.py{m['q']}"))
     if bench_names:
@@ -608,7 +628,7 @@ _ROOM_LINES = {
     "device": "where kernels run: device choice, Triton import, launch recorder, the CPU interpreter's fixes",
     "confine": "the Landlock sandbox, the sealed reference, the reference-call watch",
     "validation": "run_validation and what every tool shares with it: tasks, cases, Validator, guards",
-    "benchmark": "run_benchmark: timing, roofline figures, the no-GPU estimate, compiled facts",
+    "benchmark": "run_benchmark: timing, this device's peaks, roofline figures, the no-GPU estimate",
     "probe": "audit_kernel's probes: inputs, KernelBench harnesses, host lines, bounds check",
 }
 
@@ -723,7 +743,7 @@ def self_check() -> list[str]:
                 problems.append(f"{guards}: HARNESS_MODULES names {name}, which is not in guards' package "
                                 f"({MAPPING['guards']}/): sys.modules[f'{{__package__}}.{name}'] would miss it")
     old_bench = "|".join(re.escape(n) for n in [*EXPLORE, *RENAMED, *GPU_SCRIPTS])
-    old_paths = re.compile(r"\bworker/(" + "|".join(MAPPING) + r")\.py\b|" + re.escape(WORKER_PKG) + r"\.(" +
+    old_paths = re.compile(r"\bworker/(" + "|".join(MAPPING) + r")(\.py\b|\.\w)|" + re.escape(WORKER_PKG) + r"\.(" +
                            "|".join(MAPPING) + r")\b|\bbenchmarks/(" + old_bench + r")(?![\w/])|"
                            r"\bbenchmarks/explore_\{|\b(" + "|".join(re.escape(n) for n in GPU_SCRIPTS) + r")\b")
     for p in tracked_files():
