@@ -3,7 +3,7 @@
 For every gallery stage (examples/*/stage*.py) and trial stage (benchmarks/trials/*/*/stage*.py) this validates the
 stage (trials=1) with P2T_DUMP_LAUNCH_SPECS set, so the worker writes every launch's Triton specialisation; on a GPU
 also what the real compile of that launch gave (n_regs, n_spills, shared, or the compile error). Then it compiles
-each recorded specialisation exactly (worker/target_compile_child.py, the product's own CPU-side compile) for sm_90.
+each recorded specialisation exactly (worker/device/target_compile_child.py, the product's own CPU-side compile) for sm_90.
 
     # CPU machine (no GPU): record under the interpreter (or reuse dumps: --from DIR), compile, save
     python benchmarks/compile_agreement.py --save benchmarks/results/target_compile_cpu_triton39.json
@@ -112,8 +112,8 @@ def compile_exact(launches: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each launch compiled for sm_90 exactly as recorded (no other autotune config); key -> row."""
     import triton
 
-    from pytorch_to_triton.worker.launch_specs import LaunchSpec
-    from pytorch_to_triton.worker.target_compile import TargetCompiler
+    from pytorch_to_triton.worker.device.launch_specs import LaunchSpec
+    from pytorch_to_triton.worker.device.target_compile import TargetCompiler
 
     specs = [LaunchSpec(kernel=s["kernel"], qualname=s["qualname"], module=s["module"], file=s["file"],
                         params=s["params"], options=s["options"], autotuned=False) for s in launches]
@@ -138,7 +138,7 @@ def agree(gpu: dict[str, Any] | None, cpu: dict[str, Any] | None) -> str:
         return "-"
     if not gpu.get("ok") and "OutOfResources" in str(gpu.get("error")) and cpu.get("ok"):
         # compiled on both sides, refused at launch on the GPU: the CPU side must have called it unfit
-        from pytorch_to_triton.worker.target_compile import _unfit
+        from pytorch_to_triton.worker.device.target_compile import _unfit
 
         return "yes" if _unfit(cpu, 90) else "no: the GPU ran out of resources, the CPU side saw it fit"
     if bool(gpu.get("ok")) != bool(cpu.get("ok")):

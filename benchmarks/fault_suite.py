@@ -239,7 +239,7 @@ def entries() -> list[Entry]:
         Entry("c_stack_overflow", "fault", "setrecursionlimit(10**7) + json.dumps of a 10**6-deep list",
               exp("crashed", "memory_limit", "exception"), _candidate("stack_overflow", "long")),
         # On a GPU the illegal address poisons the CUDA context: since issue 25 the validator names that case
-        # `cuda_fatal` (worker/case_log.py), as it does for a device assert; `exception` would be a misread.
+        # `cuda_fatal` (worker/validation/case_log.py), as it does for a device assert; `exception` would be a misread.
         Entry("kernel_oob_load", "cuda", "kernel load 2**40 elements past the input (illegal address)",
               exp("crashed", cuda=("cuda_fatal", "crashed")), _candidate("cuda_illegal")),
         Entry("device_assert", "cuda", "tl.device_assert that always fires (debug=True)",

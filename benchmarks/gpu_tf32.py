@@ -4,7 +4,7 @@
 
 1. Which rounding does the GPU's tl.dot apply to fp32 operands? dot(A, I) with an exact identity returns the
    operands as the tensor core saw them; we count the elements equal to truncation (low 13 mantissa bits dropped,
-   what worker/interp_tf32.py emulates), to cvt.rna (nearest, ties away) and to round-to-nearest-even.
+   what worker/device/interp_tf32.py emulates), to cvt.rna (nearest, ties away) and to round-to-nearest-even.
 2. The same long-K matmul with the emulation in numpy: relative L2 error against float64, GPU vs emulation.
 3. run_validation of tests/interp_fixtures/tf32_{default,ieee,tf32x3}.py against tf32_reference.py (default fp32
    tolerance) on the GPU, then under the interpreter (CUDA hidden from a second worker): the verdicts must agree
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "server"))
 
 import numpy as np  # noqa: E402
 
-from pytorch_to_triton.worker.interp_tf32 import tf32_round_rna, tf32_truncate  # noqa: E402
+from pytorch_to_triton.worker.device.interp_tf32 import tf32_round_rna, tf32_truncate  # noqa: E402
 
 OUT = Path(os.environ.get("OUT") or "/tmp/out")
 FIX = ROOT / "tests" / "interp_fixtures"
@@ -44,7 +44,7 @@ def _rne(x: np.ndarray) -> np.ndarray:
 
 
 def _emulated(a: np.ndarray, prec: str) -> np.ndarray:
-    """What worker/interp_tf32.py computes for dot(a, I) in this precision (I exact: one product per output)."""
+    """What worker/device/interp_tf32.py computes for dot(a, I) in this precision (I exact: one product per output)."""
     if prec in ("default", "tf32"):
         return tf32_truncate(a)
     if prec == "tf32x3":

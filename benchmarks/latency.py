@@ -15,9 +15,9 @@ the first run_validation right after it; then a fresh server in the same workspa
 --idle seconds first (the worker starts with the server, so by then it has imported torch); each reports its
 worker's start-up steps (worker/prewarm.py). The bare worker runs four times: as the server runs it, with
 compiled-kernel reuse off (P2T_REUSE_KERNELS=0), with the reference's side recomputed on every call
-(P2T_REUSE_REFERENCE=0, worker/ref_cache.py), and with memory released between calls as the worker does after each
+(P2T_REUSE_REFERENCE=0, worker/validation/ref_cache.py), and with memory released between calls as the worker does after each
 answer (P2T_LATENCY_RELEASE=1: gc and, on CUDA, torch.cuda.empty_cache(), so every call allocates from an empty
-caching allocator; the suspect for the subprocess worker's 2x on the H200, benchmarks/worker_gap.py). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
+caching allocator; the suspect for the subprocess worker's 2x on the H200, benchmarks/explore/worker_gap.py). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
 
 Runs on a CPU-only machine too (the worker then runs Triton's interpreter, TRITON_INTERPRET=1): there "kernel"
 is the interpreter executing the kernel, seconds per call, so only the harness and the layers above it compare
@@ -71,24 +71,24 @@ class _PhaseTimer:
 
 def bare_worker(calls: int) -> dict[str, Any]:
     """validate_candidate in this process, as the worker runs it; kernel time from the launch wrappers."""
-    from pytorch_to_triton.worker import poison
-    from pytorch_to_triton.worker.guards import PatchWatch
-    from pytorch_to_triton.worker.run_validation import validate_candidate
-    from pytorch_to_triton.worker.runtime import setup
+    from pytorch_to_triton.worker.device.runtime import setup
+    from pytorch_to_triton.worker.validation import poison
+    from pytorch_to_triton.worker.validation.guards import PatchWatch
+    from pytorch_to_triton.worker.validation.run_validation import validate_candidate
 
     rt = setup()
     poison.install()
     phases = _PhaseTimer()
-    from pytorch_to_triton.worker import validate
+    from pytorch_to_triton.worker.validation import validate
 
     # Exclusive times: "_case_body" and "run_case" are what those methods spend outside the named phases (input
     # copies, fingerprints, the input-mutation checks, the memory probe); "_cached_reference_side" the reference
-    # cache's own lookup (worker/ref_cache.py).
+    # cache's own lookup (worker/validation/ref_cache.py).
     for name in ("_reference", "_ref64", "_native_note", "_cached_reference_side", "_candidate", "_compare_outputs",
                  "_stale_checks", "_check_memory", "_case_body", "run_case"):
         if hasattr(validate.Validator, name):  # validate.py changes; time what exists
             setattr(validate.Validator, name, phases.wrap(name, getattr(validate.Validator, name)))
-    from pytorch_to_triton.worker import run_validation  # validate_candidate and its load_task live there
+    from pytorch_to_triton.worker.validation import run_validation  # validate_candidate and its load_task live there
 
     run_validation.load_task = phases.wrap("load_task", run_validation.load_task)
     spent = [0.0]
@@ -125,7 +125,9 @@ def bare_worker(calls: int) -> dict[str, Any]:
         dt = time.perf_counter() - t0
         assert rep["ok"], rep["findings"]
         if os.environ.get("P2T_LATENCY_RELEASE") == "1":  # what the worker does after each answer (untimed):
-            from pytorch_to_triton.worker.memory import release  # gc, and on CUDA torch.cuda.empty_cache(), so
+            from pytorch_to_triton.worker.validation.memory import (
+                release,  # gc, and on CUDA torch.cuda.empty_cache(), so
+            )
 
             release(rt.device)  # the next call's allocations start from an empty caching allocator
         if i:  # the first call compiles (or loads from the Triton cache): not warm

@@ -1,4 +1,4 @@
-"""What the worker sandbox (worker/sandbox.py, sandbox_host.py) costs, and whether it contains the hostile corpus.
+"""What the worker sandbox (worker/confine/sandbox.py, sandbox_host.py) costs, and whether it contains the hostile corpus.
 
 Three numbers, each with the sandbox on and off (`Limits(sandbox=...)`, the switch behind --no-sandbox), through a
 real Service and real worker processes:
@@ -100,7 +100,7 @@ def _parts(n: int = 500) -> dict[str, float]:
     directory, CPU budget, clean-up; run here on a temp dir, the same code) and the server's after_call + free-space
     check against a live worker (the leftover-process sweep over /proc and the scratch clean-up)."""
     from pytorch_to_triton import sandbox_host
-    from pytorch_to_triton.worker import sandbox
+    from pytorch_to_triton.worker.confine import sandbox
 
     tmp = Path(tempfile.mkdtemp(prefix="p2t-sandbox-parts-"))
     saved = ({k: os.environ.get(k) for k in ("TMPDIR", "TEMP", "TMP")}, tempfile.tempdir,

@@ -10,7 +10,7 @@ os.environ["P2T_SANDBOX"] = "1"
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="p2t_probe_cache_")
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="p2t_probe_inductor_")  # as the worker has them
 os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # sandbox_host.worker_env: no compile pool outliving a call
-from pytorch_to_triton.worker import sandbox  # noqa: E402
+from pytorch_to_triton.worker.confine import sandbox  # noqa: E402
 
 order = sys.argv[1]
 try:
@@ -19,7 +19,7 @@ try:
         torch.cuda.init()
         torch.zeros(1, device="cuda")
     elif order == "worker":  # what the worker does now: CUDA, Triton's driver and libcuda's path, then confine
-        from pytorch_to_triton.worker import gpu_first
+        from pytorch_to_triton.worker.device import gpu_first
         print("init_cuda:", gpu_first.init_cuda() or "ok", flush=True)
     print("confine:", sandbox.confine(os.getcwd()).summary, flush=True)
     import torch

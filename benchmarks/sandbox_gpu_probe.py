@@ -1,10 +1,10 @@
 """A confined process and CUDA, each order in its own subprocess (benchmarks/sandbox_gpu_child.py):
-  worker         what the worker does (worker/gpu_first.py: CUDA, Triton's driver, libcuda's path pinned, then
+  worker         what the worker does (worker/device/gpu_first.py: CUDA, Triton's driver, libcuda's path pinned, then
                  confine), then a Triton kernel (JIT, ptxas, Triton 3.6's launcher built with the C compiler Triton
                  resolves) and torch.compile confined;
   confine_first  (--all) confine, then initialise CUDA: cuInit failed with error 304 on the H200 (2026-12-04);
   cuda_first     (--all) CUDA first, then confine, then a Triton kernel: refused /sbin/ldconfig there.
-First it prints the compilers the ruleset will let run (worker/toolchain.py) in this environment.
+First it prints the compilers the ruleset will let run (worker/confine/toolchain.py) in this environment.
 
     PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/sandbox_gpu_probe.py [--all]
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "server"))
 
 def main() -> int:
     """Run the orders and print what each child said; exit 0 when the worker order launched and compiled."""
-    from pytorch_to_triton.worker import toolchain
+    from pytorch_to_triton.worker.confine import toolchain
 
     tc = toolchain.resolve()
     print(f"CC={os.environ.get('CC')!r} CXX={os.environ.get('CXX')!r} -> {tc.describe()}; C++ {tc.cxx_compiler}; "

@@ -107,7 +107,7 @@ def _verdict(variant: str, runs: list[dict[str, Any]]) -> str:
 def check(group: str, claims: list[dict[str, Any]], budget_s: float) -> list[dict[str, Any]]:
     """On the GPU: the sanitizer's verdict on each claim (the CPU's, and the GPU audit's own for the fixtures)."""
     from pytorch_to_triton.service import Service
-    from pytorch_to_triton.worker import sanitizer
+    from pytorch_to_triton.worker.probe import sanitizer
 
     exe = sanitizer.find()
     by_file = {c["file"]: c for c in claims}
@@ -124,7 +124,7 @@ def check(group: str, claims: list[dict[str, Any]], budget_s: float) -> list[dic
 
 def _check_files(group: str, by_file: dict[str, Any], rows: list[dict[str, Any]], t_start: float, budget_s: float,
                  exe: str | None, svc: Any) -> None:
-    from pytorch_to_triton.worker import sanitizer
+    from pytorch_to_triton.worker.probe import sanitizer
 
     for file, harness in _pairs(group):
         if time.monotonic() - t_start > budget_s:

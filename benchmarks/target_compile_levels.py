@@ -33,7 +33,7 @@ def full(spec: dict, cfg, jit, tool) -> dict:
     """The whole compile for sm_90: ok or the error, the cubin's hash and resources."""
     import triton
 
-    from pytorch_to_triton.worker import target_compile_child as child
+    from pytorch_to_triton.worker.device import target_compile_child as child
 
     t0 = time.perf_counter()
     try:
@@ -63,7 +63,7 @@ def main() -> int:
             launches = read_dumps(Path(tmp))
     os.environ.pop("TRITON_INTERPRET", None)
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="p2t_levels_")  # every compile real
-    from pytorch_to_triton.worker import target_compile_child as child
+    from pytorch_to_triton.worker.device import target_compile_child as child
 
     tool, mods = child._cuobjdump(), {}
     firsts: dict[tuple[str, str], dict] = {}

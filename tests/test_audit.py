@@ -205,7 +205,7 @@ def test_guide_documents_exactly_the_checks_in_the_code() -> None:
 
 
 def test_compiled_findings_are_in_the_catalog_and_get_a_snippet() -> None:
-    from pytorch_to_triton.worker.compiled import compiled_facts, findings_from_compiled
+    from pytorch_to_triton.worker.device.compiled import compiled_facts, findings_from_compiled
 
     h200 = {"sm_count": 132, "regs_per_sm": 65536, "max_threads_per_sm": 2048, "smem_per_sm": 233472,
             "capability": "9.0"}

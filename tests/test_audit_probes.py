@@ -136,7 +136,7 @@ def test_audit_table_parses_and_refuses_a_dispute_without_a_reason() -> None:
 # ---- the probes, run for real -------------------------------------------------------------------------------
 def _run_repro(target: str, harness: str, only: str | None = None, dtype: str | None = None) \
         -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "pytorch_to_triton.worker.probes", target, "--harness", harness]
+    cmd = [sys.executable, "-m", "pytorch_to_triton.worker.probe.probes", target, "--harness", harness]
     cmd += ["--dtype", dtype] if dtype else []
     env = {**os.environ, "PYTHONPATH": pythonpath()}
     return subprocess.run(cmd + (["--only", only] if only else []), cwd=FIX, env=env, capture_output=True, text=True,
@@ -168,7 +168,7 @@ def test_audit_tool_reports_a_p0_with_a_reproducer_that_fails(service) -> None: 
     args = p0[0].reproducer.split(" --only ")
     only = args[1].strip("'")
     target, harness = args[0].split()[3], args[0].split()[5]
-    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probes", target, "--harness", harness,
+    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probe.probes", target, "--harness", harness,
                           "--only", only], cwd=ROOT, env={**os.environ, "PYTHONPATH": pythonpath()},
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 1 and "out-of-bounds load" in out.stdout
@@ -528,7 +528,7 @@ def _rerun(reproducer: str) -> subprocess.CompletedProcess[str]:
     import shlex
 
     cmd = shlex.split(reproducer)
-    assert cmd[:3] == ["python", "-m", "pytorch_to_triton.worker.probes"], reproducer
+    assert cmd[:3] == ["python", "-m", "pytorch_to_triton.worker.probe.probes"], reproducer
     return subprocess.run([sys.executable, *cmd[1:]], cwd=ROOT, env={**os.environ, "PYTHONPATH": pythonpath()},
                           capture_output=True, text=True, timeout=300)
 
@@ -602,8 +602,8 @@ def get_init_inputs():
 
 
 def test_kernelbench_probe_sizes_move_the_module_constants_and_keep_their_relations(tmp_path: Path) -> None:
-    from pytorch_to_triton.worker import probe_inputs as pi
-    from pytorch_to_triton.worker.tasks import load_module
+    from pytorch_to_triton.worker.probe import probe_inputs as pi
+    from pytorch_to_triton.worker.validation.tasks import load_module
 
     (tmp_path / "heads.py").write_text(KB_HEADS)
     mod = load_module(tmp_path / "heads.py", "ref")
@@ -694,7 +694,7 @@ def test_torch_cuda_device_is_a_no_op_under_the_interpreter_without_cuda() -> No
     import subprocess
     import sys
 
-    code = ("from pytorch_to_triton.worker import interp_compat; import torch; print(interp_compat."
+    code = ("from pytorch_to_triton.worker.device import interp_compat; import torch; print(interp_compat."
             "install_cuda_device_noop());\nwith torch.cuda.device(torch.zeros(1).device.index): print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": pythonpath()})
@@ -776,7 +776,7 @@ def test_an_autograd_function_entry_is_placed_on_its_forward_never_on_torchs_app
     """lightning-attn's `LightningAttention2.apply` entry put its findings on line 609: torch's Function.apply."""
     import importlib.util
 
-    from pytorch_to_triton.worker.probes import _entry_line
+    from pytorch_to_triton.worker.probe.entry import _entry_line
 
     path = FIX / "rmsnorm_grad_good.py"
     spec = importlib.util.spec_from_file_location("p2t_rms_fixture", path)
@@ -854,7 +854,7 @@ def test_a_jagged_batch_gets_no_rows_probe_and_a_missing_compiled_op_is_no_crash
     assert rep.counts["P0"] == 0, rep.markdown
     rows = next(p for p in rep.probes if p["name"] == "rows")
     assert "jagged" in rows["not_run"] and not rows["ran"], rows
-    from pytorch_to_triton.worker.probes import missing_op
+    from pytorch_to_triton.worker.probe.outcome import missing_op
 
     try:
         torch.ops.p2t_no_such_extension.jagged_softmax  # noqa: B018 - the lookup is the test
@@ -892,7 +892,7 @@ def test_item_of_a_tensor_made_on_the_cpu_is_no_host_sync() -> None:
 # ---- issue 35: the audit's tiers (tier_rules.py, shared with run_validation) and the contract it assumed ------------
 def test_validator_and_audit_ask_one_module_for_the_tiers() -> None:
     from pytorch_to_triton import tier_rules as tr
-    from pytorch_to_triton.worker import cases
+    from pytorch_to_triton.worker.validation import cases
 
     assert cases.tier_of is tr.tier_of and cases.TITLES is tr.TITLES and cases.REQUIRE_KINDS == tr.REQUIRE_KINDS
     assert tr.tier_of("weight", []) == tr.ROBUSTNESS and tr.tier_of("weight", ["layouts"]) == tr.CONTRACT
@@ -1010,7 +1010,7 @@ def test_a_helper_class_modelnew_never_reaches_gets_notes_not_p0s(service) -> No
 
 
 def test_fresh_copies_keep_strides_offsets_and_aliasing_in_storages_of_their_own() -> None:
-    from pytorch_to_triton.worker.probe_inputs import fresh_copies
+    from pytorch_to_triton.worker.probe.probe_inputs import fresh_copies
 
     qkv = torch.randn(4, 24)
     q, k, prefix = qkv[:, :8], qkv[:, 8:16], torch.randn(10, 8)[:3]

@@ -12,16 +12,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from pytorch_to_triton.worker import roofline
-from pytorch_to_triton.worker.bench import (
+from pytorch_to_triton.worker.benchmark import roofline
+from pytorch_to_triton.worker.benchmark.bench import _recheck, _speedups
+from pytorch_to_triton.worker.benchmark.peaks import (
     ROOFLINE_MARGIN,
     _host_bound_flags,
-    _recheck,
-    _speedups,
     plausibility_flags,
     roofline_floor_ms,
 )
-from pytorch_to_triton.worker.poison import install as install_poison
+from pytorch_to_triton.worker.validation.poison import install as install_poison
 
 # H200-like measured peaks: copy counts read + write bytes.
 PEAKS = {"copy_gbps": 4000.0, "read_gbps": 4300.0, "bf16_matmul_tflops": 700.0}
@@ -163,7 +162,7 @@ def test_cross_entropy_stage3_at_its_measured_time_is_not_faster_than_the_roofli
     # logits made its 0.4041 ms (H200, 2026-12-04) look like 120 % of copy and raised the flag (issue 28).
     import importlib.util
 
-    from pytorch_to_triton.worker.tasks import Case
+    from pytorch_to_triton.worker.validation.tasks import Case
 
     path = Path(__file__).resolve().parent.parent / "examples" / "cross_entropy" / "reference.py"
     spec = importlib.util.spec_from_file_location("p2t_test_ce_reference", path)

@@ -1,11 +1,11 @@
-"""The time budget of a CPU validation (worker/budget.py, issue 40): an estimate up front from the first trial,
+"""The time budget of a CPU validation (worker/validation/budget.py, issue 40): an estimate up front from the first trial,
 cases that would not fit left out and named, the main case never."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pytorch_to_triton.worker import budget
+from pytorch_to_triton.worker.validation import budget
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = "tests/kernelbench_fixtures"
@@ -48,7 +48,7 @@ def test_the_budget_comes_from_the_call_else_two_minutes_on_the_cpu_and_none_on_
 
 def test_the_weight_grows_with_the_work_of_the_case() -> None:
     """Elements plus the reference's FLOPs / FLOPS_PER_ELEM, on fake tensors: an attention's T x T shows."""
-    from pytorch_to_triton.worker.tasks import load_module
+    from pytorch_to_triton.worker.validation.tasks import load_module
 
     mod = load_module(ROOT / "tests/multiplicity_corpus/minigpt_block/reference.py", "ref_budget")
     base = {"batch_size": 2, "seq_len": 8, "n_embd": 96, "n_head": 3, "max_seqlen": 64}

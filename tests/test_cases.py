@@ -1,4 +1,4 @@
-"""Case generation and the two-tier verdict (worker/cases.py, worker/sizes.py, run_validation.py; issue 25).
+"""Case generation and the two-tier verdict (worker/validation/cases.py, worker/validation/sizes.py, run_validation.py; issue 25).
 
 Every candidate in tests/cases_fixtures/ is correct on its problem's own inputs and must pass; where it is not
 robust to inputs the problem never produces, the robustness finding is named, and strict=true fails it. A planted
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _mod(name: str):
-    from pytorch_to_triton.worker.tasks import load_module
+    from pytorch_to_triton.worker.validation.tasks import load_module
 
     return load_module(ROOT / FIX / name, "ref")
 
@@ -32,8 +32,8 @@ def _robust(cand) -> set[tuple[str, str]]:
 # ---- sizes that move together, relations kept -------------------------------------------------------------------
 def test_linked_sizes_follow_in_every_planned_case() -> None:
     """input_shape = (num_classes,): every case, shrunk or varied, on CPU or planned for a GPU, keeps them equal."""
-    from pytorch_to_triton.worker import cases as cs
-    from pytorch_to_triton.worker import sizes as sz
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
 
     ce = _mod("ce_reference.py")
     assert set(sz.derived(ce)) == {"input_shape[0]"}
@@ -52,9 +52,9 @@ def test_linked_sizes_follow_in_every_planned_case() -> None:
 def test_relations_repair_a_rejected_variant_and_the_host_check_names_it() -> None:
     """seq_len <= max_seqlen and n_head | n_embd hold in the problem; a variant breaking them gets a repaired try,
     and the host check (run before any GPU variant) rejects the broken one without a GPU."""
-    from pytorch_to_triton.worker import cases as cs
-    from pytorch_to_triton.worker import sizes as sz
-    from pytorch_to_triton.worker.kernelbench import host_rejects
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
+    from pytorch_to_triton.worker.validation.kernelbench import host_rejects
 
     attn = _mod("attn_reference.py")
     consts = sz.size_constants(attn)
@@ -76,7 +76,7 @@ def test_relations_repair_a_rejected_variant_and_the_host_check_names_it() -> No
 
 def test_perturbation_moves_trainable_parameters_only() -> None:
     """The causal mask buffer is part of the problem: it stays 0/1; the temperature parameter moves."""
-    from pytorch_to_triton.worker import cases as cs
+    from pytorch_to_triton.worker.validation import cases as cs
 
     attn = _mod("attn_reference.py")
     m = attn.Model(32, 4, 16)
@@ -255,7 +255,7 @@ def test_the_journal_report_shows_robustness_and_value_cases(tmp_path: Path) -> 
 
 def test_shrink_keeps_the_head_size() -> None:
     """n_embd / n_head = 32 in the problem: the interpreter's shrunk sizes keep it (not head size 8 or 3)."""
-    from pytorch_to_triton.worker import cases as cs
+    from pytorch_to_triton.worker.validation import cases as cs
 
     p = cs.plan(_mod("attn_reference.py"), "cpu", None, None)
     assert p.main.sizes["n_embd"] // p.main.sizes["n_head"] == 32, p.main.sizes
@@ -283,8 +283,8 @@ def test_softmax_without_the_max_is_an_extreme_values_finding(service) -> None:
 def test_shrink_moves_linked_sizes_and_keeps_the_group_size() -> None:
     """bias_shape = (out_features,) follows, no varied size stays above the interpreter's 512, and the GroupNorm's
     channels per group (4096 / 64 = 64) survive the shrink."""
-    from pytorch_to_triton.worker import cases as cs
-    from pytorch_to_triton.worker import sizes as sz
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
 
     m = _mod("gemm_gn_reference.py")
     p = cs.plan(m, "cpu", None, None)
@@ -297,7 +297,7 @@ def test_shrink_moves_linked_sizes_and_keeps_the_group_size() -> None:
 def test_shrink_keeps_the_head_size_when_the_head_count_turns_odd() -> None:
     """KernelBench 50_ReLUSelfAttention: n_head 12 -> 6 -> 3 halves with n_embd, then cannot; n_embd stops there
     (head size 64) instead of shrinking alone to head size 16 as a trial saw."""
-    from pytorch_to_triton.worker import cases as cs
+    from pytorch_to_triton.worker.validation import cases as cs
 
     p = cs.plan(_mod("relu_attn_reference.py"), "cpu", None, None)
     s = p.main.sizes

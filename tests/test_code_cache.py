@@ -1,10 +1,10 @@
-"""worker/code_cache.py: unchanged user source is compiled once; every load still executes a fresh module."""
+"""worker/validation/code_cache.py: unchanged user source is compiled once; every load still executes a fresh module."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pytorch_to_triton.worker.tasks import load_module
+from pytorch_to_triton.worker.validation.tasks import load_module
 
 
 def test_unchanged_source_reuses_its_code_and_an_edit_is_compiled_again(tmp_path: Path) -> None:

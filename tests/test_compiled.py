@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytorch_to_triton.worker.compiled import compiled_facts, findings_from_compiled, occupancy, ptx_facts
+from pytorch_to_triton.worker.device.compiled import compiled_facts, findings_from_compiled, occupancy, ptx_facts
 
 H200 = {"sm_count": 132, "regs_per_sm": 65536, "max_threads_per_sm": 2048, "smem_per_sm": 233472,
         "capability": "9.0"}

@@ -1,4 +1,4 @@
-"""Library calls are a design choice, disclosed, not a failure (issue 25 item 3; worker/composition.py).
+"""Library calls are a design choice, disclosed, not a failure (issue 25 item 3; worker/validation/composition.py).
 
 Fixtures (tests/composition_fixtures, a linear layer + sigmoid epilogue): the matmul in the library and the epilogue
 in Triton passes with its composition disclosed; it fails when the task requires all_triton; PyTorch recomputing the

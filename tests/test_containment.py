@@ -19,7 +19,7 @@ from conftest import HAS_CUDA
 from pytorch_to_triton.case_journal import CaseJournal, ReferenceCrashes, validate_resuming
 from pytorch_to_triton.errors import WorkerError
 from pytorch_to_triton.service import Service
-from pytorch_to_triton.worker.case_log import is_cuda_fatal
+from pytorch_to_triton.worker.validation.case_log import is_cuda_fatal
 
 FAULTS = Path(__file__).parent / "faults"
 KW = {"trials": 1, "noncontiguous": False}

@@ -77,7 +77,7 @@ def test_vector_add_bytes_equal_the_analytic_count(monkeypatch: pytest.MonkeyPat
     """n = 1000 with BLOCK 1024: 24 masked lanes move nothing, so loads are exactly 2 x 4 n and stores 4 n."""
     import torch
 
-    from pytorch_to_triton.worker import interp_traffic
+    from pytorch_to_triton.worker.device import interp_traffic
 
     mod = _interpreted(monkeypatch, "vadd_stage1")
     x, y = torch.randn(1000), torch.randn(1000)
@@ -95,7 +95,7 @@ def test_softmax_one_pass_vs_recompute(monkeypatch: pytest.MonkeyPatch) -> None:
     touch the same 8 M N distinct bytes."""
     import torch
 
-    from pytorch_to_triton.worker import interp_traffic
+    from pytorch_to_triton.worker.device import interp_traffic
 
     m, n = 5, 781
     x = torch.randn(m, n)
@@ -117,7 +117,7 @@ def test_tl_dot_flops_by_precision(monkeypatch: pytest.MonkeyPatch) -> None:
     """2 M N K FLOPs, under the precision the GPU runs an fp32 dot in by default (tf32)."""
     import torch
 
-    from pytorch_to_triton.worker import interp_traffic
+    from pytorch_to_triton.worker.device import interp_traffic
 
     mod = _interpreted(monkeypatch, "matmul_tiled")
     a, b = torch.randn(64, 96), torch.randn(96, 32)
@@ -131,7 +131,7 @@ def test_tl_dot_flops_by_precision(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_counting_unhooks_after_the_block(monkeypatch: pytest.MonkeyPatch) -> None:
     from triton.runtime import interpreter
 
-    from pytorch_to_triton.worker import interp_traffic
+    from pytorch_to_triton.worker.device import interp_traffic
 
     before = interpreter.InterpreterBuilder.create_masked_load
     with interp_traffic.counting():
@@ -326,7 +326,7 @@ def test_the_sidecars_declared_work_is_the_estimates_reference(tmp_path: Path) -
 def test_the_fit_recovers_how_each_count_grows_with_each_size() -> None:
     """Issue 40 item 3: one counted run per size with that size doubled gives each count's exponent in it; the
     product of power laws extrapolates to the problem's own sizes."""
-    from pytorch_to_triton.worker.estimate import fit_counts, predict
+    from pytorch_to_triton.worker.benchmark.estimate import fit_counts, predict
 
     base_q = {"load_bytes": 100.0, "dot_flops:ieee": 50.0}
     base = {"m": 10, "k": 20}
@@ -341,8 +341,8 @@ def test_the_fit_recovers_how_each_count_grows_with_each_size() -> None:
 def test_pinned_sizes_are_a_count_point_never_the_full_size() -> None:
     """Issue 40: with [sizes] pinned for the interpreter, the estimate called them 'the full size itself' and was
     for them. It counts there and estimates for the problem's own sizes."""
-    from pytorch_to_triton.worker import estimate
-    from pytorch_to_triton.worker.loader import load_task
+    from pytorch_to_triton.worker.benchmark import estimate
+    from pytorch_to_triton.worker.validation.loader import load_task
 
     task = load_task(FIX / "kb_relu.py", FIX / "kb_relu_stage1.py", None, None, "cpu")
     measured, full, _, where = estimate._plan_kernelbench(task, {"sizes": {"batch_size": 64, "dim": 256}}, "cpu")
@@ -366,7 +366,7 @@ def test_the_bench_shape_is_halved_to_a_count_point_on_the_same_path() -> None:
     """Issue 40: a function-form reference is counted at its bench shape halved (the largest dimension above 256
     first, then batch and heads, the last dimension last), not at the largest validation case (softmax stage 3 took
     its long-row path at 3 x 20000); a halving the reference refuses is undone and that dimension left alone."""
-    from pytorch_to_triton.worker.estimate import halved_shape
+    from pytorch_to_triton.worker.benchmark.estimate import halved_shape
 
     assert halved_shape((16384, 4096), lambda s: 2 * s[0] * s[1] <= 1 << 20) == (512, 1024)
     assert halved_shape((4, 32, 4096, 128), lambda s: 4 * s[0] * s[1] * s[2] * s[3] <= 1 << 20) == (1, 8, 256, 128)

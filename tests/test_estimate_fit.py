@@ -1,8 +1,8 @@
-"""The fitted estimate's held-back run (worker/estimate.held_back_size)."""
+"""The fitted estimate's held-back run (worker/benchmark/estimate.held_back_size)."""
 
 
 def test_the_held_back_size_stays_below_the_problem_and_near_the_count_point() -> None:
-    from pytorch_to_triton.worker.estimate import held_back_size
+    from pytorch_to_triton.worker.benchmark.estimate import held_back_size
 
     assert held_back_size(64, 2048, 128) == 192  # one block past the count point, aligned as the problem's size is
     assert held_back_size(16, 256, 256) == 24  # aligned would be 272 > 256 (the 2026-12-06 trial): unaligned x1.5

@@ -1,4 +1,4 @@
-"""First fixes follow the evidence (issue 29 item 5; worker/first_fix.py, worker/interp_hints.py, interp_compat.py).
+"""First fixes follow the evidence (issue 29 item 5; worker/validation/first_fix.py, worker/device/interp_hints.py, interp_compat.py).
 
 The three wrong hints of the issue, each with a fixture kernel (tests/first_fix_fixtures, tests/interp_fixtures):
 NaN on a `strided` variant from an ignored bias stride (was: "subtract the max before exp, add eps"); a
@@ -15,7 +15,8 @@ import pytest
 from conftest import HAS_CUDA
 
 from pytorch_to_triton.service import Service
-from pytorch_to_triton.worker import first_fix, interp_hints
+from pytorch_to_triton.worker.device import interp_hints
+from pytorch_to_triton.worker.validation import first_fix
 
 HERE = Path(__file__).parent
 FIX = HERE / "first_fix_fixtures"

@@ -87,12 +87,12 @@ def test_benchmark_refuses_wrong_kernel(tmp_path: Path, tmp_service) -> None:
 
 
 def _tf32x3_emulated(a, b, c):  # noqa: ANN001, ANN202 - numpy arrays
-    """The interpreter's tf32x3 dot (worker/interp_tf32.py) over the fixture's K loop (BLOCK_K 16)."""
+    """The interpreter's tf32x3 dot (worker/device/interp_tf32.py) over the fixture's K loop (BLOCK_K 16)."""
     import numpy as np
     import triton.language as tl
     from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
 
-    from pytorch_to_triton.worker import interp_tf32
+    from pytorch_to_triton.worker.device import interp_tf32
 
     interp_tf32.install()
     builder = InterpreterBuilder.__new__(InterpreterBuilder)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from conftest import HAS_CUDA
 
-from pytorch_to_triton.worker import interp_hints, interp_tf32
-from pytorch_to_triton.worker.errors_fmt import describe
+from pytorch_to_triton.worker.device import interp_hints, interp_tf32
+from pytorch_to_triton.worker.validation.errors_fmt import describe
 
 FIX = Path(__file__).parent / "interp_fixtures"
 FAULTS = Path(__file__).parent / "faults"
@@ -134,7 +134,7 @@ def test_not_emulated_is_flagged(tmp_path: Path) -> None:
 @interp_only
 def test_to_on_a_range_variable_runs_as_on_a_gpu(fx) -> None:
     """Issue 40: `i.to(tl.int64)` on a range() loop variable is valid Triton; the interpreter ran it as a Python int
-    ("'int' object has no attribute 'to'"). worker/interp_compat.py makes the variable a tensor: the stage passes."""
+    ("'int' object has no attribute 'to'"). worker/device/interp_compat.py makes the variable a tensor: the stage passes."""
     svc, _ = fx
     rep = svc.validate(reference="reference.py", candidates=["loop_int_to.py"], trials=1)
     assert rep.ok, rep.summary
@@ -269,14 +269,14 @@ def test_gpu_tf32_verdicts_match_the_interpreters(fx) -> None:
     assert verdicts == {"tf32_default.py": False, "tf32_ieee.py": True, "tf32_tf32x3.py": True}
 
 
-# ---- interpreter fixes for older Tritons (worker/interp_compat.py, worker/interp_autotune.py) ----------------------
+# ---- interpreter fixes for older Tritons (worker/device/interp_compat.py, worker/device/interp_autotune.py) ----------------------
 
 def test_tensor_index_converts_one_element_arrays_like_triton_39() -> None:
     # Triton 3.6's interpreter did int(data) on shape-(1,) scalars, which NumPy 2.4 refuses: every loop bounded by
     # a program_id expression failed there. The fix converts one-element arrays and still refuses real blocks.
     from types import SimpleNamespace
 
-    from pytorch_to_triton.worker import interp_compat
+    from pytorch_to_triton.worker.device import interp_compat
 
     one = SimpleNamespace(handle=SimpleNamespace(data=np.array([7], dtype=np.int32)))
     zero_d = SimpleNamespace(handle=SimpleNamespace(data=np.array(5, dtype=np.int64)))
@@ -289,7 +289,7 @@ def test_tensor_index_converts_one_element_arrays_like_triton_39() -> None:
 def test_tensor_index_patch_rides_on_the_interpreters_scope() -> None:
     from triton.runtime import interpreter
 
-    from pytorch_to_triton.worker import interp_compat
+    from pytorch_to_triton.worker.device import interp_compat
 
     interp_compat.install()
     assert interp_compat.install() == "tensor __index__ converts one-element arrays"  # idempotent
@@ -307,7 +307,7 @@ def test_tensor_index_patch_rides_on_the_interpreters_scope() -> None:
 
 AUTOTUNE_SCRIPT = r'''
 import torch, triton, triton.language as tl
-from pytorch_to_triton.worker.runtime import setup
+from pytorch_to_triton.worker.device.runtime import setup
 rt = setup()
 assert rt.interpreter and rt.info["autotune"] == "first pruned config, untimed", rt.info
 ran = []
@@ -356,7 +356,7 @@ FP8_KERNEL = '''
 import os, sys
 os.environ["TRITON_INTERPRET"] = "1"
 import torch, triton, triton.language as tl
-from pytorch_to_triton.worker import interp_compat
+from pytorch_to_triton.worker.device import interp_compat
 print(interp_compat.install_fp8_rounding(), interp_compat.fp8_faithful())
 
 @triton.jit

@@ -1,4 +1,4 @@
-"""worker/kernel_reuse.py: a re-import of an unchanged file keeps its autotune choices (and, on a GPU, its compiled
+"""worker/validation/kernel_reuse.py: a re-import of an unchanged file keeps its autotune choices (and, on a GPU, its compiled
 kernels); a changed file starts afresh. Runs the real loader under Triton's interpreter in a subprocess."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ SCRIPT = r"""
 import json, os, sys, time
 from pathlib import Path
 import torch
-from pytorch_to_triton.worker.tasks import load_module
+from pytorch_to_triton.worker.validation.tasks import load_module
 path = Path(sys.argv[1])
 out = {}
 calls = []
@@ -57,7 +57,7 @@ def test_unchanged_file_adopts_autotune_choices_changed_file_does_not(tmp_path: 
 def test_reuse_can_be_turned_off(tmp_path: Path, monkeypatch) -> None:
     import types
 
-    from pytorch_to_triton.worker import kernel_reuse
+    from pytorch_to_triton.worker.validation import kernel_reuse
 
     f = tmp_path / "k.py"
     f.write_text("x = 1\n")

@@ -180,7 +180,7 @@ def get_init_inputs():
 @pytest.fixture()
 def linear_mod(tmp_path: Path):
     sys.path.insert(0, str(ROOT / "server"))
-    from pytorch_to_triton.worker.tasks import load_module
+    from pytorch_to_triton.worker.validation.tasks import load_module
 
     p = tmp_path / "linear_reference.py"
     p.write_text(LINEAR_SRC)
@@ -188,7 +188,7 @@ def linear_mod(tmp_path: Path):
 
 
 def test_size_constants_follow_bytecode(linear_mod) -> None:
-    from pytorch_to_triton.worker import sizes as sz
+    from pytorch_to_triton.worker.validation import sizes as sz
 
     consts = sz.size_constants(linear_mod)
     # batch_size and in_features through the helper _make, the tuple by element; UNUSED is never read
@@ -203,8 +203,8 @@ def test_size_constants_follow_bytecode(linear_mod) -> None:
 
 
 def test_shrink_and_plan_keep_the_model_consistent(linear_mod) -> None:
-    from pytorch_to_triton.worker import cases as cs
-    from pytorch_to_triton.worker import sizes as sz
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
 
     p = cs.plan(linear_mod, "cpu", None, None)
     main = p.main.sizes
@@ -225,9 +225,9 @@ def test_shrink_and_plan_keep_the_model_consistent(linear_mod) -> None:
 def test_prepare_rebuilds_perturbs_and_syncs(linear_mod, tmp_path: Path) -> None:
     import torch
 
-    from pytorch_to_triton.worker import cases as cs
-    from pytorch_to_triton.worker.loader import load_task
-    from pytorch_to_triton.worker.tasks import Case
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation.loader import load_task
+    from pytorch_to_triton.worker.validation.tasks import Case
 
     cand = tmp_path / "linear_cand.py"
     cand.write_text(LINEAR_SRC.replace("class Model(", "class ModelNew("))
@@ -254,10 +254,10 @@ def test_benchmark_specs_and_models_follow_sizes(linear_mod, tmp_path: Path) -> 
     sizes, and every model is re-built for them, a broken ModelNew becoming that row's error."""
     import torch
 
-    from pytorch_to_triton.worker import kernelbench as kb
-    from pytorch_to_triton.worker import sizes as sz
-    from pytorch_to_triton.worker.loader import load_task
-    from pytorch_to_triton.worker.tasks import Case, TaskError
+    from pytorch_to_triton.worker.validation import kernelbench as kb
+    from pytorch_to_triton.worker.validation import sizes as sz
+    from pytorch_to_triton.worker.validation.loader import load_task
+    from pytorch_to_triton.worker.validation.tasks import Case, TaskError
 
     ref = tmp_path / "linear_reference.py"
     good = tmp_path / "good.py"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pytorch_to_triton.worker import compare as cmp
-from pytorch_to_triton.worker.guards import PatchWatch
+from pytorch_to_triton.worker.validation import compare as cmp
+from pytorch_to_triton.worker.validation.guards import PatchWatch
 
 TASKS = Path(__file__).parent / "tasks"
 REF = '''SHAPES = {{"only": ({n},)}}

@@ -7,7 +7,7 @@ import pytest
 triton = pytest.importorskip("triton")
 knobs = pytest.importorskip("triton.knobs")
 
-from pytorch_to_triton.worker import runtime  # noqa: E402
+from pytorch_to_triton.worker.device import runtime  # noqa: E402
 
 
 class _Meta:

@@ -54,7 +54,7 @@ def _planted(seed: int = 1):
 
 @pytest.mark.parametrize("chunk", [4096, 65536, 110999])
 def test_chunked_compare_matches_one_pass(chunk: int) -> None:
-    from pytorch_to_triton.worker import compare as cmp
+    from pytorch_to_triton.worker.validation import compare as cmp
 
     out, ref = _planted()
     whole = cmp.compare(out, ref.double(), 1e-4, 1e-4)  # n < CHUNK_ELEMS: a single slice, today's computation
@@ -69,7 +69,7 @@ def test_chunked_compare_matches_one_pass(chunk: int) -> None:
 def test_chunked_helpers_match_one_pass() -> None:
     import torch
 
-    from pytorch_to_triton.worker import compare as cmp
+    from pytorch_to_triton.worker.validation import compare as cmp
 
     a, _ = _planted()
     b = a.clone()
@@ -94,12 +94,12 @@ def test_huge_kernelbench_case_is_refused_with_the_estimate(tmp_path: Path) -> N
     os.environ.setdefault("TRITON_INTERPRET", "1")
     import torch
 
-    from pytorch_to_triton.worker import memory
-    from pytorch_to_triton.worker.guards import PatchWatch
-    from pytorch_to_triton.worker.loader import load_task
-    from pytorch_to_triton.worker.runtime import setup
-    from pytorch_to_triton.worker.tasks import TaskError
-    from pytorch_to_triton.worker.validate import Validator
+    from pytorch_to_triton.worker.device.runtime import setup
+    from pytorch_to_triton.worker.validation import memory
+    from pytorch_to_triton.worker.validation.guards import PatchWatch
+    from pytorch_to_triton.worker.validation.loader import load_task
+    from pytorch_to_triton.worker.validation.tasks import TaskError
+    from pytorch_to_triton.worker.validation.validate import Validator
 
     ws = _ws(tmp_path)
     rt = setup()
@@ -126,11 +126,11 @@ def test_small_inputs_huge_outputs_refused_when_the_case_ran_before_its_estimate
     os.environ.setdefault("TRITON_INTERPRET", "1")
     import torch
 
-    from pytorch_to_triton.worker import memory, validate
-    from pytorch_to_triton.worker.guards import PatchWatch
-    from pytorch_to_triton.worker.loader import load_task
-    from pytorch_to_triton.worker.runtime import setup
-    from pytorch_to_triton.worker.tasks import TaskError
+    from pytorch_to_triton.worker.device.runtime import setup
+    from pytorch_to_triton.worker.validation import memory, validate
+    from pytorch_to_triton.worker.validation.guards import PatchWatch
+    from pytorch_to_triton.worker.validation.loader import load_task
+    from pytorch_to_triton.worker.validation.tasks import TaskError
 
     monkeypatch.setattr(memory, "dynamo_loaded", lambda: False)  # as in a fresh worker
     monkeypatch.setattr(validate, "_ESTIMATES", {})
@@ -230,7 +230,7 @@ def test_dead_worker_verdict_uses_the_slot_then_what_the_worker_reported(tmp_pat
 
 
 def test_benchmark_row_error_makes_the_report_not_ok() -> None:
-    from pytorch_to_triton.worker.bench import _verdict, report_ok
+    from pytorch_to_triton.worker.benchmark.bench import _verdict, report_ok
 
     def row(impl: str, ok: bool = True, error: str | None = None) -> dict:
         return {"impl": impl, "case": "kernelbench", "ok": ok, "median_ms": 1.0, "error": error, "repeats_ms": [1.0]}
@@ -286,7 +286,7 @@ def test_cuda_bytes_matches_the_public_counters() -> None:
     # memory.cuda_bytes reads torch's nested allocator statistics once; it must agree with the public calls.
     import torch
 
-    from pytorch_to_triton.worker import memory
+    from pytorch_to_triton.worker.validation import memory
 
     t = torch.empty(3 << 20, dtype=torch.uint8, device="cuda")
     torch.cuda.reset_peak_memory_stats()

@@ -17,7 +17,7 @@ PROBLEMS = sorted({k.split("/")[0] for k in LABELS})
 
 
 def _mod(problem: str):
-    from pytorch_to_triton.worker.tasks import load_module
+    from pytorch_to_triton.worker.validation.tasks import load_module
 
     return load_module(CORPUS / problem / "reference.py", f"ref_{problem}")
 
@@ -30,8 +30,8 @@ def _repeated(problem: str) -> str:
 def test_every_contract_case_keeps_the_repeated_size_at_3_or_more(problem: str) -> None:
     """Every contract size case but `single` (every size 1 at once, on purpose) keeps the repeated size >= 3, and
     so does each fallback the reference may run instead."""
-    from pytorch_to_triton.worker import cases as cs
-    from pytorch_to_triton.worker import sizes as sz
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
 
     mod = _mod(problem)
     key = _repeated(problem)
@@ -51,7 +51,7 @@ def test_every_contract_case_keeps_the_repeated_size_at_3_or_more(problem: str) 
 def test_the_head_size_stays_when_the_head_count_cannot_halve() -> None:
     """minGPT: n_head 8 -> 4 halves with n_embd 768 -> 384; 4 -> 2 would go below 3, so both step to 3 and 288:
     the head size stays 96 (the old shrink went on to n_head=1, where `h = bh * 0` passed)."""
-    from pytorch_to_triton.worker import cases as cs
+    from pytorch_to_triton.worker.validation import cases as cs
 
     s = cs.plan(_mod("minigpt_block"), "cpu", None, None).main.sizes
     assert s["n_head"] == 3 and s["n_embd"] == 288, s
@@ -59,8 +59,8 @@ def test_the_head_size_stays_when_the_head_count_cannot_halve() -> None:
 
 
 def test_a_size_of_two_stays_two_and_pins_below_the_floor_are_named() -> None:
-    from pytorch_to_triton.worker import cases as cs
-    from pytorch_to_triton.worker import sizes as sz
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
 
     assert [sz.multiplicity_floor(n) for n in (1, 2, 3, 8)] == [1, 2, 3, 3]
     assert sz.below_floor({"h": 8, "b": 2}, {"h": 2, "b": 2}) == {"h": 3}
@@ -72,8 +72,8 @@ def test_a_size_of_two_stays_two_and_pins_below_the_floor_are_named() -> None:
 def test_the_tiles_case_reaches_two_of_the_candidates_blocks() -> None:
     """Issue 36 item 4: sized from the launches, the tiles case grows the largest tiled size past two blocks (and a
     grouped swizzle's second group), odd for a tail, within TILES_MAX_ELEMS; heads are left alone."""
-    from pytorch_to_triton.worker import cases as cs
-    from pytorch_to_triton.worker import sizes as sz
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
 
     mod = _mod("batch_center")
     p = cs.plan(mod, "cpu", None, None)

@@ -1,5 +1,5 @@
 """peaks_store.py: the host keeps the GPU peaks run_benchmark measured (the sandboxed worker may not write the
-workspace); worker/bench.measure_peaks takes the host's entry instead of measuring again."""
+workspace); worker/benchmark/peaks.measure_peaks takes the host's entry instead of measuring again."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_what_a_candidate_could_forge_is_not_written(tmp_path: Path) -> None:
 def test_the_worker_takes_the_hosts_entry_without_measuring() -> None:
     """measure_peaks with the host's entry for this GPU returns it and nothing to keep (no GPU touched: this runs on
     the CPU); an entry from before the read rate was measured is not taken."""
-    from pytorch_to_triton.worker.bench import measure_peaks, peaks_key
+    from pytorch_to_triton.worker.benchmark.peaks import measure_peaks, peaks_key
 
     rt = SimpleNamespace(gpu_name="NVIDIA H200")
     key = peaks_key(rt)

@@ -73,9 +73,9 @@ def test_first_validation_of_a_fresh_worker_does_not_import_dynamo_which_comes_o
 
 _NO_DYNAMO = """
 import sys
-from pytorch_to_triton.worker import poison
-from pytorch_to_triton.worker.guards import PatchWatch, guarded_call
-from pytorch_to_triton.worker.runtime import setup
+from pytorch_to_triton.worker.validation import poison
+from pytorch_to_triton.worker.validation.guards import PatchWatch, guarded_call
+from pytorch_to_triton.worker.device.runtime import setup
 import torch
 rt = setup()
 poison.install()
@@ -98,7 +98,7 @@ def test_op_recorder_with_dynamo_loaded_records_the_same() -> None:
     import torch
     import torch._dynamo  # noqa: F401
 
-    from pytorch_to_triton.worker.guards import PatchWatch, guarded_call
+    from pytorch_to_triton.worker.validation.guards import PatchWatch, guarded_call
 
     with guarded_call(None, PatchWatch()) as ev:
         torch.randn(8) @ torch.randn(8, 2)
@@ -109,11 +109,11 @@ def test_op_recorder_with_dynamo_loaded_records_the_same() -> None:
 def test_small_case_estimate_is_deferred_only_without_dynamo_and_equals_the_fake_one(tmp_path: Path, monkeypatch,
                                                                                     dynamo: bool) -> None:
     """The estimate a deferred case gets from its real sizes is the one fake tensors give."""
-    from pytorch_to_triton.worker import memory as mem
-    from pytorch_to_triton.worker import validate
-    from pytorch_to_triton.worker.guards import PatchWatch
-    from pytorch_to_triton.worker.run_validation import validate_candidate
-    from pytorch_to_triton.worker.runtime import setup
+    from pytorch_to_triton.worker.device.runtime import setup
+    from pytorch_to_triton.worker.validation import memory as mem
+    from pytorch_to_triton.worker.validation import validate
+    from pytorch_to_triton.worker.validation.guards import PatchWatch
+    from pytorch_to_triton.worker.validation.run_validation import validate_candidate
 
     monkeypatch.setattr(mem, "dynamo_loaded", lambda: dynamo)
     monkeypatch.setattr(validate, "_ESTIMATES", {})

@@ -1,4 +1,4 @@
-"""worker/ref_cache.py: the reference's side of a case reused across calls only for the same reference file and the
+"""worker/validation/ref_cache.py: the reference's side of a case reused across calls only for the same reference file and the
 same inputs; the candidate's checks run on every call (issue 28)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import torch
 
-from pytorch_to_triton.worker import ref_cache
-from pytorch_to_triton.worker.ref_cache import RefSide
+from pytorch_to_triton.worker.validation import ref_cache
+from pytorch_to_triton.worker.validation.ref_cache import RefSide
 
 TASKS = Path(__file__).parent / "tasks"
 REF = '''SHAPES = {{"small": (1000,), "odd": (4097,)}}

@@ -1,11 +1,11 @@
-"""worker/refseal.py: the reference module sealed before the candidate runs; every way of changing its code in
+"""worker/confine/refseal.py: the reference module sealed before the candidate runs; every way of changing its code in
 memory is found and put back (the end-to-end case is tests/hostile/patch_reference.py in tests/test_sandbox.py)."""
 
 from __future__ import annotations
 
 import types
 
-from pytorch_to_triton.worker import refseal
+from pytorch_to_triton.worker.confine import refseal
 
 REFERENCE = '''
 import math

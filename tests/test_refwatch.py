@@ -1,4 +1,4 @@
-"""The calls_reference guard's watch (worker/refwatch.py): sys.monitoring on Python >= 3.12, sys.setprofile
+"""The calls_reference guard's watch (worker/confine/refwatch.py): sys.monitoring on Python >= 3.12, sys.setprofile
 before. The same script runs in this interpreter and, when one is installed, under python3.12+ in a subprocess
 (refwatch.py imports no torch, so a bare interpreter can run it)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-REFWATCH = Path(__file__).resolve().parent.parent / "server" / "pytorch_to_triton" / "worker" / "refwatch.py"
+REFWATCH = Path(__file__).resolve().parent.parent / "server" / "pytorch_to_triton" / "worker" / "confine" / "refwatch.py"
 
 SCRIPT = r'''
 import importlib.util, sys, tempfile, threading

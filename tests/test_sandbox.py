@@ -1,4 +1,4 @@
-"""The worker sandbox (worker/sandbox.py, sandbox_host.py) against the hostile corpus (tests/hostile/*.py), through
+"""The worker sandbox (worker/confine/sandbox.py, sandbox_host.py) against the hostile corpus (tests/hostile/*.py), through
 the real CLI (`python -m pytorch_to_triton validate`) and the real MCP client over stdio; the switch that turns it
 off, and the honest report where the kernel has no Landlock (a real seccomp filter makes the syscalls fail).
 
@@ -23,7 +23,7 @@ import anyio
 import pytest
 from conftest import child_env
 
-from pytorch_to_triton.worker.sandbox import abi_version
+from pytorch_to_triton.worker.confine.sandbox import abi_version
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).parent / "hostile"
@@ -337,7 +337,7 @@ def test_a_compiler_named_by_a_script_is_replaced_and_the_launcher_builds(box: B
 
 def test_policy_grants_no_home_and_writes_only_scratch_and_caches(tmp_path: Path) -> None:
     """The ruleset itself (no process is confined here): home and / are never granted, writes go to three places."""
-    from pytorch_to_triton.worker import sandbox
+    from pytorch_to_triton.worker.confine import sandbox
 
     ws, scratch, caches = tmp_path / "ws", tmp_path / "s", [str(tmp_path / "triton"), str(tmp_path / "inductor")]
     ws.mkdir()
@@ -357,7 +357,7 @@ def test_a_pinned_libcuda_path_spares_triton_the_ldconfig_a_confined_worker_may_
     it and runs nothing (here any subprocess would fail), in this process and in any child that inherits the env."""
     code = (
         "import os, subprocess\n"
-        "from pytorch_to_triton.worker import gpu_first\n"
+        "from pytorch_to_triton.worker.device import gpu_first\n"
         "os.environ['TRITON_LIBCUDA_PATH'] = '/opt/fake/libcuda'\n"
         "gpu_first.pin_libcuda_dirs()  # already pinned: left as it is\n"
         "def refuse(*a, **k):\n"

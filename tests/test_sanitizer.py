@@ -1,4 +1,4 @@
-"""compute-sanitizer over the audit probes (issue 35, item 3): worker/sanitizer.py runs and reads it, and
+"""compute-sanitizer over the audit probes (issue 35, item 3): worker/probe/sanitizer.py runs and reads it, and
 audit/sanitizer_evidence.py turns what it said into findings and verdicts.
 
 No GPU here: the sanitizer's reports are fixture texts (tests/sanitizer_fixtures, the documented formats); the child's
@@ -19,7 +19,7 @@ import pytest
 
 from pytorch_to_triton.audit import AuditReport, Finding
 from pytorch_to_triton.audit.sanitizer_evidence import INTERPRETER, suspect_probes, weigh_sanitizer
-from pytorch_to_triton.worker import sanitizer
+from pytorch_to_triton.worker.probe import sanitizer
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "sanitizer_fixtures"
@@ -82,7 +82,7 @@ def test_the_example_and_the_p0_candidates_are_chosen_then_the_suspects_probes_w
 def test_the_child_runs_only_the_asked_variants_and_marks_each_before_it_runs() -> None:
     """The probes CLI as the sanitizer's child runs it (here under the interpreter): the marks come in run order."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probes", f"{PKG}/scalepkg/ops_abs.py",
+    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probe.probes", f"{PKG}/scalepkg/ops_abs.py",
                           "--harness", f"{PKG}/harness.py", "--mark", "--only", "example: example",
                           "--only", "sizes: shape (17,)"], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=300)
@@ -136,7 +136,7 @@ def _probed(errors: list[dict], ran: list[str], device: str = "cuda") -> dict:
 
 
 def _repro(probe: str, variant: str) -> str:
-    return f"python -m pytorch_to_triton.worker.probes t.py --harness h.py --only '{probe}: {variant}'"
+    return f"python -m pytorch_to_triton.worker.probe.probes t.py --harness h.py --only '{probe}: {variant}'"
 
 
 def test_an_invalid_access_on_a_contract_input_is_a_p0_on_the_sanitizers_line_of_its_own_file() -> None:

@@ -99,7 +99,7 @@ def test_the_budget_goes_to_validation_and_an_explicit_one_wins() -> None:
 
 def test_formula_is_evaluated_over_the_modules_current_sizes() -> None:
     torch = pytest.importorskip("torch")
-    from pytorch_to_triton.worker import formulas
+    from pytorch_to_triton.worker.benchmark import formulas
 
     mod = types.ModuleType("ref")
     mod.batch_size, mod.dim = 4, 300
@@ -108,7 +108,7 @@ def test_formula_is_evaluated_over_the_modules_current_sizes() -> None:
     assert mod.BYTES(None, [x]) == 2 * 4 * 4 * 300 and mod.FLOPS(None, [x, x]) == 30
     mod.dim = 10  # a size override applied to the module after install is seen
     assert mod.BYTES(None, [x]) == 2 * 4 * 4 * 10
-    from pytorch_to_triton.worker.tasks import TaskError
+    from pytorch_to_triton.worker.validation.tasks import TaskError
 
     formulas.install(mod, {"flops_expr": "batch_size // (dim - 10)"})
     with pytest.raises(TaskError, match=r"\[bench\] flops = .* failed: ZeroDivisionError") as e:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_to_triton.worker import launch_specs
-from pytorch_to_triton.worker import target_compile as tc
+from pytorch_to_triton.worker.device import launch_specs
+from pytorch_to_triton.worker.device import target_compile as tc
 
 FIX = Path(__file__).parent / "target_compile_fixtures"
 TRIAL = "benchmarks/trials/2026-12-04/45_Gemm_Sigmoid_LogSumExp"

@@ -59,7 +59,7 @@ def test_tolerance_widens_only_when_pytorch_itself_misses_and_nothing_is_declare
 
     import torch
 
-    from pytorch_to_triton.worker import compare as cmp
+    from pytorch_to_triton.worker.validation import compare as cmp
 
     f32 = torch.float32
     assert cmp.widen_for_native(f32, {}, 1e-4, 1e-4, 5e-5) == (1e-4, 1e-4, False)  # PyTorch within the default

@@ -1,4 +1,4 @@
-"""worker/toolchain.py: the compilers Triton and Inductor would run, found the way they find them, and the programs
+"""worker/confine/toolchain.py: the compilers Triton and Inductor would run, found the way they find them, and the programs
 each driver runs; the sandbox's exec allowlist is built from it (tests/test_sandbox.py runs it confined)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_to_triton.worker import sandbox, toolchain
+from pytorch_to_triton.worker.confine import sandbox, toolchain
 
 GCC = shutil.which("gcc")
 

@@ -1,5 +1,5 @@
 """float32 -> float8e4nv on 16 values: the GPU's Triton, torch (clamped to +-448) and the patched interpreter
-(worker/interp_compat.install_fp8_rounding), issue 35. `python fp8_e4nv_cast.py` runs the kernel on CUDA when there is
+(worker/device/interp_compat.install_fp8_rounding), issue 35. `python fp8_e4nv_cast.py` runs the kernel on CUDA when there is
 one, else under the interpreter; `--interp` forces the interpreter. Prints the values and "MATCH"/"DIFFER" per mode."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def main() -> int:
     interp = os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available()
     if interp:
         os.environ["TRITON_INTERPRET"] = "1"
-        from pytorch_to_triton.worker import interp_compat
+        from pytorch_to_triton.worker.device import interp_compat
 
         print("patch:", interp_compat.install_fp8_rounding())
     dev = "cpu" if interp else "cuda"

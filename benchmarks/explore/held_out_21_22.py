@@ -41,7 +41,7 @@ def _load(path: Path, name: str):
 def _interp_math() -> None:
     if os.environ.get("TRITON_INTERPRET") == "1":  # libdevice math in NumPy under the interpreter, as the audit's worker
         sys.path.insert(0, str(ROOT / "server"))
-        from pytorch_to_triton.worker.interp_libdevice import install
+        from pytorch_to_triton.worker.device.interp_libdevice import install
         install()
 
 

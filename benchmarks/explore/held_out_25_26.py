@@ -108,7 +108,7 @@ def _sizes(default: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _gptq_inputs(h, m: int, k: int, n: int, seed: int = 0):
-    from pytorch_to_triton.worker.tasks import Case
+    from pytorch_to_triton.worker.validation.tasks import Case
 
     args = h.make_inputs(Case("example", (m, k, n), torch.float32, "cpu", seed))
     return [a.to(DEV) if isinstance(a, torch.Tensor) else a for a in args]
@@ -225,7 +225,7 @@ def a16w8_repeat() -> int:
         print("a16w8_repeat: needs a GPU (the interpreter runs programs in order)")
         return 2
     h, g = _pair("flashnn", "gemm_a16w8")
-    from pytorch_to_triton.worker.tasks import Case
+    from pytorch_to_triton.worker.validation.tasks import Case
 
     out, act, w, s = [a.to(DEV) for a in h.make_inputs(Case("example", (5, 4096, 4096), torch.float32, "cpu", 0))]
     runs = [g.triton_gemm_a16w8_forward(torch.zeros_like(out), act, w, s).clone() for _ in range(20)]
@@ -239,8 +239,8 @@ def examples() -> int:
     """Each harness's example call against its reference at the harness's tolerances (the compare module's defaults
     otherwise), loaded as the probes load them (harness first, its stand-ins installed): one row per file; exit 1 if
     one fails. A check of the harnesses on this machine's Triton, not of the audit."""
-    from pytorch_to_triton.worker.compare import DEFAULT_TOLERANCES
-    from pytorch_to_triton.worker.tasks import Case, load_module
+    from pytorch_to_triton.worker.validation.compare import DEFAULT_TOLERANCES
+    from pytorch_to_triton.worker.validation.tasks import Case, load_module
 
     failed = 0
     for folder, name in (("flashnn", "rms_norm"), ("flashnn", "rms_norm_dquant"), ("flashnn", "dynamic_quant"),

@@ -47,7 +47,7 @@ def _pair(project: str, name: str):
     """(harness, corpus module): the harness first, so that its stand-ins are in place when the file imports."""
     if not CUDA:  # as the audit's worker does under the interpreter
         sys.path.insert(0, str(ROOT / "server"))
-        from pytorch_to_triton.worker import interp_compat, interp_libdevice
+        from pytorch_to_triton.worker.device import interp_compat, interp_libdevice
         interp_libdevice.install()
         interp_compat.install_cuda_device_noop()
     h = _load(HARNESSES / project / f"{name}.py", f"h_{project}_{name}")
@@ -56,7 +56,7 @@ def _pair(project: str, name: str):
 
 def _case(shape, dtype, seed=0):
     sys.path.insert(0, str(ROOT / "server"))
-    from pytorch_to_triton.worker.tasks import Case
+    from pytorch_to_triton.worker.validation.tasks import Case
     return Case("explore", shape, dtype, DEV, seed)
 
 

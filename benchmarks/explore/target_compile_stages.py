@@ -31,7 +31,7 @@ def main() -> int:
     import triton.backends.nvidia.compiler as nv
     from triton.compiler import compiler as tcomp
 
-    from pytorch_to_triton.worker import target_compile_child as child
+    from pytorch_to_triton.worker.device import target_compile_child as child
 
     spent: dict[str, float] = collections.defaultdict(float)
 

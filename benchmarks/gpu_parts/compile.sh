@@ -1,7 +1,7 @@
 # PART=compile (issue 36): sourced by benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there). About 5 minutes.
 # 1. compile_agreement: every trial stage, then gallery stages while its 75 s of validations last (trials=1), with
 #    each launch's real compile recorded (P2T_DUMP_LAUNCH_SPECS); each launch compiled again by the CPU-side compile
-#    (worker/target_compile_child.py, this image's Triton 3.6) for sm_90; and the launches a CPU machine recorded
+#    (worker/device/target_compile_child.py, this image's Triton 3.6) for sm_90; and the launches a CPU machine recorded
 #    and compiled with Triton 3.9 (benchmarks/results/target_compile_cpu_triton39.json) compiled again here.
 #    Confirms issue 36 when agree_here is N/N: every launch the GPU made, compiled again by the CPU-side compile
 #    with the same Triton, has the same success/failure and registers within +-8 of the GPU's own (45's stage 3

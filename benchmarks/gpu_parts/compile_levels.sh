@@ -1,5 +1,5 @@
 # PART=compile_levels (issue 36's cost bar): sourced by benchmarks/gpu_session.sh. About 4 minutes.
-# A CPU validation now sends every autotune config through Triton's frontend only (worker/target_compile_child.py
+# A CPU validation now sends every autotune config through Triton's frontend only (worker/device/target_compile_child.py
 # front_one) and compiles to a cubin the interpreter's config, the two likeliest to overflow and the rest while
 # 10 % of the validation's time lasts; configs with the same TTIR + backend options are compiled once. This checks,
 # with this image's Triton 3.6, on the autotuned gallery stages (launches recorded on the GPU, trials=1), config by

@@ -15,7 +15,7 @@
 cat > "$OUT/x/dq_tie.py" <<'EOF'
 from pathlib import Path
 import torch
-from pytorch_to_triton.worker.tasks import Case, load_module
+from pytorch_to_triton.worker.validation.tasks import Case, load_module
 h = load_module(Path("tests/audit_public_harnesses/flashnn/dynamic_quant.py").resolve(), "harness")
 t = load_module(Path("tests/audit_public_corpus/flashnn/dynamic_quant.py").resolve(), "target")
 out, x, sc = [a.cuda() for a in h.make_inputs(Case("example", tuple(h.AUDIT_SHAPE), torch.float32, "cpu", 0))]
@@ -31,7 +31,7 @@ print(f"dq_tie: codes differing from the exact reference {int((d > 0).sum())} of
       f"gpu == fp16 path everywhere: {bool(torch.equal(out, f16))}")
 EOF
 run ho2526_dq_tie 120 env PYTHONPATH="$PWD/server" python3 "$OUT/x/dq_tie.py"
-P="python3 -m pytorch_to_triton.worker.probes tests/audit_public_corpus/flashnn"
+P="python3 -m pytorch_to_triton.worker.probe.probes tests/audit_public_corpus/flashnn"
 H="tests/audit_public_harnesses/flashnn"
 declare -A rp_of
 for spec in "rms_norm:layout: transposed" "rms_norm_dquant:layout: transposed" \

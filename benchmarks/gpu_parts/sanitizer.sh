@@ -1,6 +1,6 @@
 # PART=sanitizer (issue 35, item 3), ~4 minutes: compute-sanitizer over the audit probes on the GPU. Sourced by
 # benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there). Needs pydantic/mcp from .whl (as PART=audit).
-# 1. facts: the sanitizer found where worker/sanitizer.find() looks, and whether this Triton passes -lineinfo to ptxas
+# 1. facts: the sanitizer found where worker/probe/sanitizer.find() looks, and whether this Triton passes -lineinfo to ptxas
 #    unless TRITON_DISABLE_LINE_INFO=1 (the compiler's own lines are printed), so its reports name kernel lines;
 # 2. the fixtures (an out-of-bounds bug each, beside a clean twin): full audits, the worker's sanitizer after the
 #    probes; each P0 claiming an out-of-bounds access with the sanitizer's verdict, the seconds the sanitizer took;
@@ -10,7 +10,7 @@
 # sanitizer seconds per file stay well under the audit's own.
 python3 - <<'PY' 2>&1 | tee "$OUT/x/sanitizer_facts.txt"
 import inspect, os
-from pytorch_to_triton.worker import sanitizer
+from pytorch_to_triton.worker.probe import sanitizer
 print("compute-sanitizer:", sanitizer.find())
 from triton.backends.nvidia import compiler
 src = inspect.getsource(compiler)

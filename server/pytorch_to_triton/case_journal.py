@@ -1,4 +1,4 @@
-"""Server side of per-case progress (worker/case_log.py): what finished, what was running, and resuming.
+"""Server side of per-case progress (worker/validation/case_log.py): what finished, what was running, and resuming.
 
 Every validation call keeps the worker's per-case events. When the worker dies inside a case (a segfault,
 os._exit, a CUDA fault that poisons its context), the case that was running is marked: in the *reference* it is
@@ -18,7 +18,7 @@ from typing import Any
 from .errors import WorkerError
 from .schemas import CandidateReport, CaseResult, Finding
 
-POISONED = "ContextPoisoned"  # worker/case_log.py's error type (and the client's kind for an exiting worker)
+POISONED = "ContextPoisoned"  # worker/validation/case_log.py's error type (and the client's kind for an exiting worker)
 RESUMABLE = ("crashed", POISONED)
 MAX_RESUMES = 8  # worker replacements per candidate; a candidate that crashes on every case stops there
 

@@ -47,7 +47,7 @@ def _progress(quiet: bool) -> Any:
     def on_event(message: str, progress: float | None, total: float | None) -> None:
         if quiet:
             return
-        if INLAUNCH.search(message):  # worker/interp_progress.py's in-launch events
+        if INLAUNCH.search(message):  # worker/device/interp_progress.py's in-launch events
             now = time.monotonic()
             if now - last[0] < INLAUNCH_EVERY_S:
                 return

@@ -5,7 +5,7 @@ we halve them back), with the document it comes from. A datasheet peak is not re
 copy at 4222-4246 GB/s (88 % of 4800) and a bf16 8192^3 matmul at 685-702 TFLOP/s (69-71 % of 989), so the estimate
 is a lower bound on time that ranks stages, not a prediction (benchmarks/RESULTS.md, Peaks).
 
-Precision keys match worker/interp_traffic.dot_precision: tf32 (an fp32 tl.dot's default), tf32x3 (three TF32
+Precision keys match worker/device/interp_traffic.dot_precision: tf32 (an fp32 tl.dot's default), tf32x3 (three TF32
 dots), ieee (fp32 FMA, no tensor cores), bf16, fp16, fp8, int8. For fp32-input dots on Hopper (H200, H100) the rates
 are the ones a Triton matmul reached on our H200 (`fp32_dot`), not datasheet figures: the datasheet ranks tf32x3
 far ahead of ieee, the H200 ran it slower.

@@ -1,7 +1,7 @@
 """Target GPUs for the CPU-side compile (issue 36): names and limits per compute capability, and the one parser.
 
 Used by the server (checks `target_gpus` / `--gpu` / the sidecar's `target_gpus` before a worker starts) and by the
-worker (worker/target_compile.py). Imports nothing heavy: the server never imports torch or triton.
+worker (worker/device/target_compile.py). Imports nothing heavy: the server never imports torch or triton.
 """
 
 from __future__ import annotations

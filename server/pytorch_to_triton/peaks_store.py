@@ -1,4 +1,4 @@
-"""The GPU peaks run_benchmark measures once per GPU (worker/bench.measure_peaks), kept by the host process beside the
+"""The GPU peaks run_benchmark measures once per GPU (worker/benchmark/peaks.measure_peaks), kept by the host process beside the
 worker's caches: `<state dir>/peaks.json`, {"<gpu name>|<cuda version>": {"copy_gbps": ..., ...}}.
 
 The worker never writes it: its sandbox makes the workspace read-only (on the H200 run_benchmark failed writing
@@ -17,7 +17,7 @@ from typing import Any
 from .workspace import atomic_write
 
 FILE = "peaks.json"
-NUMBERS = ("copy_gbps", "read_gbps", "bf16_matmul_tflops")  # what every entry holds (worker/bench.measure_peaks)
+NUMBERS = ("copy_gbps", "read_gbps", "bf16_matmul_tflops")  # what every entry holds (worker/benchmark/peaks.measure_peaks)
 MAX_ENTRIES = 64  # GPU models x CUDA versions one state directory sees; more is not a cache of peaks
 
 

@@ -3,10 +3,10 @@
 Server -> worker:  {"id": int, "op": "validate"|"benchmark"|"compiled"|"probe"|"ping"|"shutdown", "args": {...}}
                    ("probe", audit_kernel's probes: args target, harness, entry?, shape?, dtype?, only?, budget_s?,
                    sizes?, sizes_interpreter? (a KernelBench harness: the sidecar's); result probes, entry,
-                   entry_line, launched, shape, dtype, device, safety, kernelbench; worker/probes.py)
+                   entry_line, launched, shape, dtype, device, safety, kernelbench; worker/probe/probes.py)
 Worker -> server:  {"id": int, "type": "progress", "message": str, "progress": float, "total": float|null}
                    {"id": int, "type": "log", "level": "info"|"warning", "message": str}
-                   {"id": int, "type": "case", "key": str, "case": str, "phase"|"done": ...}  (worker/case_log.py)
+                   {"id": int, "type": "case", "key": str, "case": str, "phase"|"done": ...}  (worker/validation/case_log.py)
                    {"id": int, "type": "result", "result": {...}}
                    {"id": int, "type": "error", "error": {"phase", "type", "message", "traceback"}}
 The worker sends exactly one "result" or "error" per request, after any number of progress/log lines.

@@ -1,6 +1,6 @@
 """The roofline ESTIMATE: run_benchmark's answer without a GPU, and the report's estimate table.
 
-The worker (worker/estimate.py) counts each candidate's bytes and tl.dot FLOPs under the interpreter and scales
+The worker (worker/benchmark/estimate.py) counts each candidate's bytes and tl.dot FLOPs under the interpreter and scales
 them to full size; here they are divided by a GPU's peaks (gpu_peaks.py):
 
     ESTIMATE = max(requested bytes / peak bandwidth, sum over precisions of dot FLOPs / peak for that precision)

@@ -1,4 +1,4 @@
-"""The server's half of the worker sandbox (worker/sandbox.py is the worker's): the switch, the worker's
+"""The server's half of the worker sandbox (worker/confine/sandbox.py is the worker's): the switch, the worker's
 environment, and the clean-up after every call (processes left behind, the scratch directory, a full disk).
 
 This module runs in the server process: no torch, no user code. It does not trust the worker, which runs
@@ -26,9 +26,9 @@ def default_on() -> bool:
 # THE GPU DEFAULT. False: GPU workers run unconfined unless P2T_SANDBOX=1 asks for it. True: confined like CPU workers
 # (P2T_SANDBOX=0 and --no-sandbox still opt out). History: on the H200 (2026-12-04, driver 580.159.04, torch 2.11,
 # Triton 3.6) cuInit under the ruleset failed with error 304 (fixed: CUDA and Triton's driver are set up before
-# confine, worker/gpu_first.py), Triton's driver was refused /sbin/ldconfig, a shell script there (fixed: libcuda's
+# confine, worker/device/gpu_first.py), Triton's driver was refused /sbin/ldconfig, a shell script there (fixed: libcuda's
 # directory pinned), and Triton 3.6's first launcher build was refused CC=/opt/gcc/bin/gcc (fixed: exec follows the
-# compiler Triton resolves, worker/toolchain.py; a CC that is a shell script there is replaced by the gcc on PATH,
+# compiler Triton resolves, worker/confine/toolchain.py; a CC that is a shell script there is replaced by the gcc on PATH,
 # and torch's bundled ptxas may run). True since `PART=sandbox bash benchmarks/gpu_session.sh` passed with it on an
 # H100 (2026-12-06 04:27 UTC, driver 580.159.04, torch 2.11.0+cu130, Triton 3.6.0: every item of issue 37's list,
 # benchmarks/RESULTS.md).
@@ -60,7 +60,7 @@ def worker_env(enabled: bool, off_why: str | None = None) -> dict[str, str]:
 
 
 def scratch_root(tmp: Path, pid: int) -> Path:
-    """The scratch root worker `pid` uses under its slot's temp dir (worker/sandbox.py names it the same way)."""
+    """The scratch root worker `pid` uses under its slot's temp dir (worker/confine/sandbox.py names it the same way)."""
     return tmp / f"w{pid}"
 
 

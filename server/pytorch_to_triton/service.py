@@ -710,7 +710,7 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
             lines += tiers.robustness_lines(r)
             if first_fix is None:
                 first_fix = f"{r.candidate}: {f0.fix or f0.message}" if f0 else what
-        comp = r.composition or {}  # worker/composition.py: Triton kernels vs library ops
+        comp = r.composition or {}  # worker/validation/composition.py: Triton kernels vs library ops
         if comp.get("line"):
             lines.append(f"  composition: {comp['line']}")
     # Where it ran, as the worker reported it (or, when every worker died first, as the slot's device says).

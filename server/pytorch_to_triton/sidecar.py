@@ -29,14 +29,14 @@ _ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "f
 PRESETS = ("tf32", "float32", "float16", "bfloat16", "float64")
 TOP_KEYS = ("notes", "source", "dtypes", "sizes", "tolerances", "cases", "bench", "audit", "require", "budget",
             "target_gpus")
-# What `require` may name: robustness kinds made part of the contract (worker/cases.py REQUIRE_KINDS) and
+# What `require` may name: robustness kinds made part of the contract (worker/validation/cases.py REQUIRE_KINDS) and
 # "all_triton" (no library compute beside the Triton kernels). strict=true on a tool means the four kinds.
 REQUIRE = ("layouts", "empty", "nan", "extreme", "all_triton")
 STRICT = REQUIRE[:4]
 CASE_KEYS = ("name", "shape", "sizes", "dtype", "scale", "values", "hook")
 TOL_KEYS = ("rtol", "atol", "preset", "reason")
 BENCH_KEYS = ("bytes", "flops", "dtype", "sizes", "cases")
-# Names a bytes/flops expression may use besides the reference's sizes; worker/formulas.py defines the same set.
+# Names a bytes/flops expression may use besides the reference's sizes; worker/benchmark/formulas.py defines the same set.
 FORMULA_NAMES = ("inputs", "case", "numel", "nbytes", "prod", "sum", "min", "max", "len", "abs", "int", "float",
                  "ceil", "floor", "log2", "sqrt")
 

@@ -5,7 +5,7 @@ Plain functions over a Service (no torch here). Layouts (references/task-format.
 2. KernelBench level folders: DIR/level1/NN_Name.py ... and candidates_dir holding files named like the problems
    (candidates_dir/level1/NN_Name.py), or a folder of them per problem (candidates_dir/level1/NN_Name/*.py).
 
-Each (problem, candidate) is one unit: run_validation, KernelBench's plain criterion (worker/kb_criterion.py), then
+Each (problem, candidate) is one unit: run_validation, KernelBench's plain criterion (worker/validation/kb_criterion.py), then
 run_benchmark against eager and torch.compile when it validated on a GPU. A unit's result is appended to
 .pytorch-to-triton/suites/<name>/results.jsonl as it finishes, keyed by a content hash of reference + candidate +
 settings, so a killed suite re-runs only the unit in flight. A crash, hang or out-of-memory in one unit is that
@@ -36,7 +36,7 @@ OnEvent = Callable[[str, float | None, float | None], None]
 FAST_P = (0.0, 1.0, 1.5, 2.0)
 BASELINES = (("eager", "speedup_vs_eager"), ("torch.compile", "speedup_vs_compile"))
 UNIT_TIMEOUT_S = 900.0
-KB_TOLERANCE = 1e-4  # KernelBench's current fp32 atol = rtol (worker/kb_criterion.py cites the source)
+KB_TOLERANCE = 1e-4  # KernelBench's current fp32 atol = rtol (worker/validation/kb_criterion.py cites the source)
 
 
 @dataclass
@@ -183,7 +183,7 @@ class _Suite:
         self.done = 0
         self.total = 0
         self.gpu = any(s.name.startswith("cuda") for s in service.pool.slots)
-        self.require: list[str] = []  # ["all_triton"]: any PyTorch compute op fails (worker/composition.py)
+        self.require: list[str] = []  # ["all_triton"]: any PyTorch compute op fails (worker/validation/composition.py)
         self.sandboxes: list[str] = []  # runtime.sandbox of the validations this call ran, each once
 
     def event(self, msg: str) -> None:
@@ -251,7 +251,7 @@ class _Suite:
                 row.message = rep.summary.splitlines()[0] if rep.summary else "pass"
             row.notes += [n for c in rep.candidates for n in c.notes][:5]
             extras = [c.model_extra or {} for cr in rep.candidates for c in cr.cases]
-            # the worker's per-case peak (worker/memory.py: GPU max_memory_allocated, or the host RSS high-water mark)
+            # the worker's per-case peak (worker/validation/memory.py: GPU max_memory_allocated, or the host RSS high-water mark)
             peaks = [x["peak_mem_bytes"] for x in extras if isinstance(x.get("peak_mem_bytes"), (int, float))]
             if peaks and not rep.interpreter:
                 row.peak_mem_mb = round(max(peaks) / 2**20, 1)

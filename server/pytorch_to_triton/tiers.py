@@ -1,7 +1,7 @@
 """The two-tier verdict as the reports read it (server side, no torch): contract cases decide pass/fail,
 robustness findings stand beside the verdict ("pass; not robust to: non-contiguous input, empty dims").
 
-The worker labels each case's tier and collects the robustness findings (worker/cases.py, run_validation.py);
+The worker labels each case's tier and collects the robustness findings (worker/validation/cases.py, run_validation.py);
 this module only words them for summaries and the journal.
 """
 

@@ -1,6 +1,6 @@
 """Server side of in-launch progress: watch the worker's program counts and word a timeout as slow or stuck.
 
-The worker (worker/interp_progress.py) reports, under the interpreter, how many programs of the running launch
+The worker (worker/device/interp_progress.py) reports, under the interpreter, how many programs of the running launch
 have finished. When a call times out we know whether they were still finishing (slow: raise timeout_s or
 shrink the sizes) or not (stuck: an endless loop is likely). No torch or triton here.
 """

@@ -2,7 +2,7 @@
 can hold: `targets = "25% = -100"` (a seeded quarter of the elements set to -100: F.cross_entropy's ignore_index),
 `x = "scale 1e4"`, `mask = "tril"`, `x = "1% = nan"`, `bias = "= 0"`; several joined with ";".
 
-Pure Python (no torch): sidecar.py checks a recipe here before anything runs, and the worker (worker/cases.py)
+Pure Python (no torch): sidecar.py checks a recipe here before anything runs, and the worker (worker/validation/cases.py)
 parses the same text to apply it.
 """
 

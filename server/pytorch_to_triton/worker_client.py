@@ -35,13 +35,13 @@ ENV_ALLOW = {
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "SHELL",
     "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
     "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
-    "P2T_WORKER_PROFILE",  # worker/__main__.py: a cProfile per request (benchmarks/worker_gap.py)
+    "P2T_WORKER_PROFILE",  # worker/__main__.py: a cProfile per request (benchmarks/explore/worker_gap.py)
     # The compilers Triton (its launchers, CC) and Inductor (CXX) run: the worker's Triton must use the one the user's
-    # Triton would, and the sandbox allows exec of exactly that one (worker/toolchain.py). Passed only when they name
+    # Triton would, and the sandbox allows exec of exactly that one (worker/confine/toolchain.py). Passed only when they name
     # an executable (scrubbed_env): Triton runs CC as one path, so "ccache gcc" would break every launcher build.
     "CC", "CXX",
-    "P2T_TARGET_GPUS",  # worker/target_compile.py: a project's default target GPUs (the service passes its own too)
-    "P2T_DUMP_LAUNCH_SPECS",  # worker/target_compile.py: each launch's specialisation to a folder (compile_agreement)
+    "P2T_TARGET_GPUS",  # worker/device/target_compile.py: a project's default target GPUs (the service passes its own too)
+    "P2T_DUMP_LAUNCH_SPECS",  # worker/device/target_compile.py: each launch's specialisation to a folder (compile_agreement)
 }
 ENV_ALLOW_PREFIXES = ("TRITON_", "LC_", "NCCL_", "CUBLAS_", "CUDNN_", "PYTORCH_")
 STDERR_TAIL_BYTES = 64 * 1024
@@ -62,7 +62,7 @@ class Limits:
     # A warm standby worker (torch and Triton already imported) per slot, started once the first worker has
     # answered, so that a crash, timeout or poisoned CUDA context costs a CUDA init, not a cold start.
     spare: bool = field(default_factory=lambda: os.environ.get("P2T_SPARE_WORKER", "1") != "0")
-    # Landlock confinement of the worker (worker/sandbox.py); off with --no-sandbox or P2T_SANDBOX=0.
+    # Landlock confinement of the worker (worker/confine/sandbox.py); off with --no-sandbox or P2T_SANDBOX=0.
     sandbox: bool = field(default_factory=sandbox_host.default_on)
 
 

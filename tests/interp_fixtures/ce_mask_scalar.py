@@ -1,7 +1,7 @@
 """CORRECT, and once refused by the interpreter: the load mask `(cols < V) & valid` combines a block with a scalar
 comparison of an int64 target. Its type is int1 (the GPU compiles it as a boolean mask); Triton <= 3.9's
 interpreter built the splat of `valid` as int64 ("mask has unsupported dtype"), and the old hint called the mask
-"not boolean". worker/interp_compat.install_bool_splat makes the interpreter agree with the GPU."""
+"not boolean". worker/device/interp_compat.install_bool_splat makes the interpreter agree with the GPU."""
 
 import torch
 import triton

@@ -1,5 +1,5 @@
 """Valid Triton: .to() on a range() loop variable (a tensor on the GPU; a Python int under the bare interpreter,
-which worker/interp_compat.py makes a tensor too, issue 40)."""
+which worker/device/interp_compat.py makes a tensor too, issue 40)."""
 
 import torch
 import triton

@@ -69,7 +69,7 @@ def pair(f: str):
 
 
 def case(shape):
-    from pytorch_to_triton.worker.tasks import Case  # torch only: no pydantic, no mcp
+    from pytorch_to_triton.worker.validation.tasks import Case  # torch only: no pydantic, no mcp
 
     return Case("example", shape, torch.float32, DEV, 0)
 

@@ -22,7 +22,7 @@ ROOT = HERE.parents[2]
 sys.path[:0] = [str(HERE), str(ROOT / "server")]
 import run_harness  # noqa: E402
 
-from pytorch_to_triton.worker.tasks import Case  # noqa: E402
+from pytorch_to_triton.worker.validation.tasks import Case  # noqa: E402
 
 run_harness.install_interpreter_compat()
 

@@ -13,8 +13,8 @@ from pathlib import Path
 os.environ.setdefault("TRITON_INTERPRET", "1")
 import torch  # noqa: E402
 
-from pytorch_to_triton.worker import interp_autotune, interp_compat, interp_libdevice  # noqa: E402
-from pytorch_to_triton.worker.tasks import Case  # noqa: E402
+from pytorch_to_triton.worker.device import interp_autotune, interp_compat, interp_libdevice  # noqa: E402
+from pytorch_to_triton.worker.validation.tasks import Case  # noqa: E402
 
 
 def install_interpreter_compat() -> None:

@@ -219,7 +219,7 @@ CHECKS: dict[str, Check] = {c.id: c for c in [
        "@triton.jit\ndef kernel(x_ptr, BLOCK: tl.constexpr):\n    pass", scope="file"),
 ]}
 
-# Found by the worker's compiled analysis (worker/compiled.py); their corrected snippets live here.
+# Found by the worker's compiled analysis (worker/device/compiled.py); their corrected snippets live here.
 COMPILED: dict[str, Check] = {c.id: c for c in [
     _c("register_spills", "performance", "P1", "register spills",
        "spills go to local memory (L1/L2/HBM) on every access",

@@ -1,6 +1,6 @@
 """Severity follows evidence (issue 26): a P0 of wrong results needs a failing input and a command that shows it.
 
-weigh() takes the static report (audit_source) and what the probes saw (worker/probes.py, or why they did not run):
+weigh() takes the static report (audit_source) and what the probes saw (worker/probe/probes.py, or why they did not run):
 - a probe failure is a finding (P0; P1 for a bfloat16 drift or a non-finite output no reference judged) carrying the
   variant that failed and a one-line reproducer; a static suspect on the failing kernel line carries it instead;
 - a static suspect of wrong results (audit/hypotheses.py) that no failure confirms is at most P2, its `why` starting
@@ -206,7 +206,7 @@ WHYS = {
 
 def _robustness(report: AuditReport, probes: list[dict[str, Any]], repro: Repro | None, contract: Contract,
                 entry_line: int = 0) -> None:
-    """Each probe's failures on inputs outside the default contract (worker/probes.py, Probe.aside), tiered against
+    """Each probe's failures on inputs outside the default contract (worker/probe/probes.py, Probe.aside), tiered against
     the contract (tier_rules.py): robustness findings reported apart, one per probe and kind; a P0 where the contract
     says the callers give such inputs (`[audit] require`, an early return on empty input...)."""
     for p in probes:
@@ -236,7 +236,7 @@ SYNC_CHECKS = ("host_sync", "device_assert_sync")
 
 
 def _weigh_unrun_syncs(report: AuditReport, probed: dict[str, Any]) -> None:
-    """A static host sync on a line the example call did not run (worker/probe_lines.py), while it passed, is not
+    """A static host sync on a line the example call did not run (worker/probe/probe_lines.py), while it passed, is not
     shown to be on the entry's path: P2 "verify:" (unsloth-zoo's one-time self-checks behind a module-level
     cache, a cuBLAS backend this machine does not pick: issue 26, held_out_18)."""
     lines = set(probed.get("lines_run") or [])

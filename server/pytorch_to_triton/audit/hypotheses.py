@@ -2,7 +2,7 @@
 
 The static pass reads code; it cannot tell a masked-off lane that feeds a sum (harmless: every backend zero-fills
 it) from one that feeds a max, nor a full-tile loop with a separate tail pass from a missing mask. So a static
-suspect of wrong results is only a hypothesis: the probes named here (worker/probes.py) run the entry on the inputs
+suspect of wrong results is only a hypothesis: the probes named here (worker/probe/probes.py) run the entry on the inputs
 that would expose it, and audit/evidence.py sets the severity from what they saw.
 """
 

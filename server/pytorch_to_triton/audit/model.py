@@ -62,7 +62,7 @@ class AuditReport(BaseModel):
     checked: list[str] = []
     not_checked: list[str] = Field(default_factory=list)
     summary: str = ""
-    # Issue 26: what each probe ran and saw (worker/probes.py), and the findings disputed with a reason.
+    # Issue 26: what each probe ran and saw (worker/probe/probes.py), and the findings disputed with a reason.
     probes: list[dict[str, Any]] = []
     accepted: list[Finding] = []
     # Issue 35: failures on inputs outside the contract (reported apart), and the contract itself, line by line.

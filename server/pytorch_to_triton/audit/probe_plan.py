@@ -30,7 +30,7 @@ class ProbePlan:
         """One line the user runs from the workspace root: exits 1 while the variant still fails."""
         if not self.args:
             return ""
-        cmd = ["python", "-m", "pytorch_to_triton.worker.probes", self.display["target"],
+        cmd = ["python", "-m", "pytorch_to_triton.worker.probe.probes", self.display["target"],
                "--harness", self.display["harness"]]
         if self.args.get("entry"):
             cmd += ["--entry", self.args["entry"]]

@@ -1,4 +1,4 @@
-"""compute-sanitizer's word in the audit (issue 35, item 3): what worker/sanitizer.py saw, as findings and verdicts.
+"""compute-sanitizer's word in the audit (issue 35, item 3): what worker/probe/sanitizer.py saw, as findings and verdicts.
 
 - On a CUDA device, an invalid access (memcheck) or a shared-memory hazard (racecheck) reported on a contract input
   is a P0 whose line is the sanitizer's (the kernel line it names, on the file it names), with a reproducer that runs
@@ -8,7 +8,7 @@
   already lists (the GPU saw a wrong or non-finite result there) is that finding's evidence, not a second finding.
 - Every P0 that claims an out-of-bounds access gets the sanitizer's own verdict in its evidence: confirmed (with its
   line), or "saw no invalid access" on that variant, or not run (why).
-- Without a GPU, the interpreter's bounds check (worker/bounds.py) stood in: every out-of-bounds finding and the
+- Without a GPU, the interpreter's bounds check (worker/probe/bounds.py) stood in: every out-of-bounds finding and the
   report say so ("interpreter bounds check, compute-sanitizer not run").
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 from .hypotheses import hypothesis
 from .model import AuditReport, Finding
 
-INTERPRETER = "interpreter bounds check, compute-sanitizer not run"  # = worker/sanitizer.INTERPRETER (no torch here)
+INTERPRETER = "interpreter bounds check, compute-sanitizer not run"  # = worker/probe/sanitizer.INTERPRETER (no torch here)
 # Static suspects of accesses outside the tensors: the sanitizer also reruns the variants of the probes that would
 # expose them (a tail the GPU ran without a visible error may still read past its tensor, inside the allocation).
 MEMORY_SUSPECTS = ("unmasked_access", "block_ptr_boundary", "masked_load_other", "ignored_strides",

@@ -1,4 +1,4 @@
-"""The CPU-side compile for the target GPU (worker/target_compile.py) as audit findings (issue 36).
+"""The CPU-side compile for the target GPU (worker/device/target_compile.py) as audit findings (issue 36).
 
 The worker's judge() says what the compile rows show; here each becomes a Finding on the kernel's line:
 - the kernel does not compile for the target: P0 (every call fails there; the compiler's message is the evidence);
@@ -32,7 +32,7 @@ def add(report: AuditReport, probed: dict[str, Any] | None) -> None:
         if section and section.get("error"):
             report.not_checked.append(f"compile for the target GPU: {section['error']}")
         return
-    from ..worker.target_compile import judge  # plain Python: no torch or triton behind it
+    from ..worker.device.target_compile import judge  # plain Python: no torch or triton behind it
 
     lines = {k["name"]: int(k.get("line") or 0) for k in report.kernels}
     for j in judge(section):

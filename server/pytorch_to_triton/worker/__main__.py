@@ -23,7 +23,8 @@ def main() -> int:
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     _become_subreaper()
-    from . import gpu_first, sandbox
+    from .confine import sandbox
+    from .device import gpu_first
 
     # A worker started for a GPU initialises CUDA before it confines itself: on the H200 (2026-12-04, driver
     # 580.159.04) cuInit under the ruleset failed with error 304 ("OS call failed"), and the worker then ran
@@ -35,9 +36,9 @@ def main() -> int:
     _exit_when_orphaned()
 
     from ..protocol import write_message
-    from . import poison
+    from .device.runtime import setup
     from .prewarm import process_age_s
-    from .runtime import setup
+    from .validation import poison
 
     age0 = process_age_s()
     rt = setup()
@@ -50,11 +51,11 @@ def main() -> int:
                                   f"({cuda_error or 'torch.cuda.is_available() is False'}): everything ran under "
                                   "Triton's CPU interpreter. If the sandbox blocks the driver, run with --no-sandbox "
                                   "(P2T_SANDBOX=0) and report it")
-    from .memory import allocated
+    from .validation.memory import allocated
 
     _BASELINE["allocated"] = allocated(rt.device)  # what torch holds before any request (0 on a fresh context)
-    from . import run_validation  # noqa: F401 - loaded before the snapshot: PatchWatch watches the case runners
-    from .guards import PatchWatch
+    from .validation import run_validation  # noqa: F401 - loaded before the snapshot: PatchWatch watches the case runners
+    from .validation.guards import PatchWatch
 
     patches = PatchWatch()
     # What is loaded now lives as long as the worker: frozen, the collection after every call (memory.release)
@@ -160,12 +161,13 @@ def _serve(req: dict[str, Any], rt: Any, patches: Any, res_fd: int, write: Any) 
     def emit(kind: str, **fields: Any) -> None:
         write(res_fd, {"id": rid, "type": kind, **fields})
 
-    from .interp_progress import TRACKER
+    from .device.interp_progress import TRACKER
 
     emit = TRACKER.bind(emit)  # programs done inside a launch (interpreter) ride on this request's channel
 
-    from . import memory, sandbox
-    from .tasks import TaskError
+    from .confine import sandbox
+    from .validation import memory
+    from .validation.tasks import TaskError
 
     before = memory.allocated(rt.device)
     sandbox.begin_call()
@@ -214,7 +216,7 @@ _BASELINE: dict[str, Any] = {}
 
 
 def _profiler() -> Any:
-    """A cProfile.Profile around each request when P2T_WORKER_PROFILE names a directory (benchmarks/worker_gap.py;
+    """A cProfile.Profile around each request when P2T_WORKER_PROFILE names a directory (benchmarks/explore/worker_gap.py;
     run with P2T_SANDBOX=0, or the ruleset refuses writes there), else None."""
     if not os.environ.get("P2T_WORKER_PROFILE"):
         return None
@@ -232,7 +234,7 @@ def _dump_profile(prof: Any, rid: Any) -> None:
 
 def _poisoned(exc: BaseException) -> Any:
     """The ContextPoisoned in an exception's chain (a cleanup's CUDA error may have replaced it), else None."""
-    from .case_log import ContextPoisoned
+    from .validation.case_log import ContextPoisoned
 
     seen: set[int] = set()
     e: BaseException | None = exc
@@ -246,11 +248,11 @@ def _poisoned(exc: BaseException) -> Any:
 
 def _release(rt: Any, op: str | None) -> dict[str, Any]:
     """Drop what the call left behind (the user's modules, compiled graphs, cached blocks); measure what stays."""
-    from . import memory
+    from .validation import memory
 
     for name in [n for n in sys.modules if n.startswith("p2t_")]:  # tasks.load_module's names for user files
         del sys.modules[name]
-    from .refseal import forget
+    from .confine.refseal import forget
 
     forget()  # the reference's seal holds its module
     if op == "benchmark" and "torch._dynamo" in sys.modules:
@@ -271,7 +273,7 @@ def _release(rt: Any, op: str | None) -> dict[str, Any]:
 
 
 def _runtime_info(rt: Any) -> dict[str, Any]:
-    from .memory import dynamo_loaded
+    from .validation.memory import dynamo_loaded
 
     return {"device": rt.device, "interpreter": rt.interpreter, "torch": rt.torch_version,
             "triton": rt.triton_version, "gpu": rt.gpu_name, **rt.info,
@@ -282,27 +284,27 @@ def _dispatch(op: str, args: dict[str, Any], rt: Any, patches: Any, emit: Any) -
     if op == "ping":
         return {"pong": True}
     if op == "validate":
-        from .run_validation import validate_candidate
+        from .validation.run_validation import validate_candidate
 
         return validate_candidate(args, rt, emit, patches)
     if op == "benchmark":
-        from .bench import run_benchmark
+        from .benchmark.bench import run_benchmark
 
         return run_benchmark(args, rt, emit, patches)
     if op == "compiled":
-        from .bench import compiled_analysis
+        from .benchmark.bench import compiled_analysis
 
         return compiled_analysis(args, rt, emit, patches)
     if op == "estimate":  # run_benchmark without a GPU: a roofline estimate from the interpreter's counts
-        from .estimate import estimate_candidate
+        from .benchmark.estimate import estimate_candidate
 
         return estimate_candidate(args, rt, emit, patches)
     if op == "probe":  # audit_kernel: run the entry on inputs that expose its static suspects
-        from .probes import run_probes
+        from .probe.probes import run_probes
 
         return run_probes(args, rt, emit, patches)
     if op == "kernelbench_check":  # run_suite: KernelBench's plain criterion beside our verdict
-        from .kb_criterion import kernelbench_check
+        from .validation.kb_criterion import kernelbench_check
 
         return kernelbench_check(args, rt, emit, patches)
     raise ValueError(f"unknown op {op!r}")

@@ -66,14 +66,15 @@ def dynamo_later(patches: Any) -> dict[str, Any]:
 
 
 def _harness() -> None:
-    from . import bench, validate  # noqa: F401 - imported for the first request
+    from .benchmark import bench  # noqa: F401
+    from .validation import validate  # noqa: F401 - imported for the first request
 
 
 def _triton_launch(device: str) -> None:
     import torch
 
-    from .prewarm_kernel import prewarm_add_kernel
-    from .runtime import RECORDER
+    from .device.prewarm_kernel import prewarm_add_kernel
+    from .device.runtime import RECORDER
 
     x = torch.arange(100, dtype=torch.float32, device=device)
     out = torch.empty_like(x)
@@ -89,7 +90,7 @@ def _triton_launch(device: str) -> None:
 def _compare_ops(device: str) -> None:
     import torch
 
-    from . import compare as cmp
+    from .validation import compare as cmp
 
     for dtype in (torch.float32, torch.bfloat16):
         a = torch.randn(1000, device=device).to(dtype)

@@ -1,0 +1,18 @@
+# PART=faults: sourced by benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there).
+# Correctness, no speed figure (~8 minutes with its defaults: lower the *_S limits for a shorter
+# call): the fault suite alone (its recovery times shared with nothing), tests/test_gpu.py, the
+# containment tests, then compiled analysis and the examples' validation side by side.
+run fault_suite "${FAULT_S:-230}" python3 benchmarks/fault_suite.py --out "$OUT/x/faults"
+sed -n '/^|/p' "$OUT/x/faults/fault_suite.md" 2>/dev/null | cut -c1-230 | head -60
+grep -A1 "next call failed" "$OUT/x/faults/fault_suite.md" 2>/dev/null | cut -c1-400 | head -20
+run pytest_gpu "${PYTEST_S:-110}" python3 -m pytest -q -ra -p no:cacheprovider --timeout 100 tests/test_gpu.py
+run containment_pytest "${CONTAIN_S:-150}" python3 -m pytest -q -ra -p no:cacheprovider --timeout 140 -m gpu \
+    tests/test_containment.py tests/test_composition.py
+( timeout "${COMPILED_S:-170}" python3 benchmarks/compiled_audit.py --stages stage3 --out "$OUT/x/compiled.json" \
+    > "$OUT/x/compiled.log" 2>&1; echo "compiled rc=$?" >> "$OUT/x/compiled.log" ) &
+( timeout "${VALID_S:-170}" python3 benchmarks/run_examples.py --no-bench \
+    --only softmax,layernorm,rmsnorm,vector_add,logsumexp,prefix_scan,matmul,cross_entropy,flash_attention \
+    --out "$OUT/x/examples_validation.json" > "$OUT/x/examples_validation.log" 2>&1; echo "rc=$?" >> "$OUT/x/examples_validation.log" ) &
+wait; stamp compiled_and_validation
+cut -c1-260 "$OUT/x/compiled.log"
+cut -c1-400 "$OUT/x/examples_validation.log" | grep -v "^\s*$" | tail -30
