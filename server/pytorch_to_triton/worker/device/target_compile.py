@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -387,10 +388,30 @@ class _Child:
             self.broken = f"{type(e).__name__}: {e}"
 
     def kill(self) -> None:
-        """Stop the child (it broke its pipe): no process is left behind."""
+        """Stop the child (it broke its pipe). Its pipes are closed, not drained: a process the candidate's module
+        started at import holds them open (the worker, a subreaper, keeps it for the sandbox to kill and name)."""
         self.proc.kill()
-        self.proc.communicate()
+        self.proc.wait()
+        self._close()
         self.err.close()
+
+    def _close(self) -> None:
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
+
+    def _answer(self, timeout: float) -> str | None:
+        """The child's one answer line, or None after `timeout` s. Never waits for the pipe's end: a process the
+        candidate's module forked at import (a hostile corpus's sleeper) inherits it and keeps it open."""
+        box: list[str] = []
+        reader = threading.Thread(target=lambda: box.append(self.proc.stdout.readline() if self.proc.stdout else ""),
+                                  daemon=True)
+        reader.start()
+        reader.join(timeout)
+        return box[0] if box else None
 
     def finish(self, elapsed_s: float, timeout_s: float, notes: list[str]) -> dict[str, Any] | None:
         """Tell the child the validation took elapsed_s, wait for its answer (None after a fault, with a note)."""
@@ -398,13 +419,20 @@ class _Child:
         # the cases' time is not the compile's: whatever the validation took, the child gets a minute to answer
         left = max(60.0, timeout_s - (time.perf_counter() - self.started))
         try:
-            out, _ = self.proc.communicate(timeout=left)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate()
-            notes.append(f"compile for the target stopped after {timeout_s:.0f} s")
-            return None
+            out = self._answer(left)
+            if out is None:
+                self.proc.kill()
+                notes.append(f"compile for the target stopped after {timeout_s:.0f} s")
+                return None
+            try:
+                self.proc.wait(timeout=10)  # it exits once it has answered
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
         finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self._close()
             self.err.seek(0)
             err = self.err.read()
             self.err.close()

@@ -573,7 +573,7 @@ def main() -> int:
         answer = serve(sys.stdin)
     finally:
         sys.stdout = real_stdout
-    real_stdout.write(json.dumps(answer, default=str))
+    real_stdout.write(json.dumps(answer, default=str) + "\n")  # one line: the reader stops at it, not at EOF
     real_stdout.flush()
     return 0
 
