@@ -45,7 +45,7 @@ MAX_COMPILES = 24  # specialisations per validation: all configs of each kernel'
 MAX_PER_KERNEL = 2  # the sizes' divisibility makes new keys per case (45's stage 3 had 23 over its cases, 2-3 s
 # each for a dot kernel on this CPU); the first key's every config and one more key show what the cases change
 TIMEOUT_S = 240.0
-CACHE_VERSION = "2"  # 2: rows carry a level ("front" / "full"); a job the budget left partial says so
+CACHE_VERSION = "3"  # 3: answers cached while the child misread dtype constexprs under Triton 3.9 (str_to_ty) are stale
 # Optional full compiles (beyond the interpreter's config and the two likeliest to overflow) may take this share of
 # the validation's time: the rest of issue 36's 25 % goes to the child's imports and the frontend pass (measured,
 # RESULTS.md). The audit and the estimate have no share: every config reaches a cubin there.

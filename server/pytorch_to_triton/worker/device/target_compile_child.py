@@ -116,7 +116,12 @@ def _rebuild(v: Any) -> Any:
     if isinstance(v, dict) and "tl_dtype" in v:
         import triton.language as tl
 
-        return getattr(tl, v["tl_dtype"]) if hasattr(tl, v["tl_dtype"]) else tl.str_to_ty(v["tl_dtype"])
+        if hasattr(tl, v["tl_dtype"]):
+            return getattr(tl, v["tl_dtype"])
+        try:
+            return tl.str_to_ty(v["tl_dtype"])  # Triton 3.6: str_to_ty(name)
+        except TypeError:
+            return tl.str_to_ty(v["tl_dtype"], None)  # Triton 3.9: str_to_ty(name, c)
     if isinstance(v, list):
         return tuple(_rebuild(x) for x in v)
     return v
