@@ -291,6 +291,11 @@ class Planned:
     hook: str | None = None  # a user's case: a file defining edit(inputs, case)
     fallbacks: list[Planned] = field(default_factory=list)  # tried, in order, when the reference rejects this one
     layouts: list[str] = field(default_factory=lambda: list(LAYOUTS))  # kind "layout": which ones run
+
+    @property
+    def tiles(self) -> bool:
+        """The case sized from the candidate's launches to two or more of its blocks (before or after sizing)."""
+        return self.grow in ("tiles", "sized")
     grow: str | None = None  # "tiles": sized at run time from the candidate's launches (widen_tiles)
 
 

@@ -333,7 +333,7 @@ def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, repo
         bud.announced = True
         for c in rest:
             widen(c)
-        rows = [(cs.label(c), weight(c.sizes), runs_of(c), c.kind in ("main", "user") or c.grow in ("tiles", "sized"))
+        rows = [(cs.label(c), weight(c.sizes), runs_of(c), c.kind in ("main", "user") or c.tiles)
                 for c in rest if not (c.grow and not c.sizes)]
         line = f"{report['candidate']}: " + bud.plan_line(rows)
         v.notes.append(line)
@@ -348,7 +348,7 @@ def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, repo
         if bud.seconds is not None and c.kind not in ("main", "user"):
             w = weight(c.sizes)
             if not bud.fits(w, runs_of(c)):
-                if c.grow in ("tiles", "sized"):  # the only case past one of the candidate's blocks: never left out
+                if c.tiles:  # the only case past one of the candidate's blocks: never left out
                     n_trials = 1
                     v.notes.append(f"time budget: {c.name} kept though it does not fit (the only case with two or "
                                    f"more of the candidate's blocks per tiled size), 1 trial")
