@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -407,3 +408,40 @@ def test_every_result_says_what_confined_the_code(tmp_path: Path, monkeypatch: p
     if bench.timings:  # a GPU timed it in the confined worker: the peaks it measured were written by the host
         assert bench.ok, bench.summary
         assert peaks_store.known(state) and not list(state.glob("peaks.*.tmp"))
+
+
+def test_a_confined_worker_may_run_compute_sanitizer_through_the_toolkits_link(tmp_path: Path) -> None:
+    """On the H100 (2026-12-06) every audit's sanitizer child failed with EACCES: the toolkit's bin/compute-sanitizer
+    leads into its compute-sanitizer/ directory, which the ruleset did not let run. A toolkit laid out the same way
+    (the program is a copy of `true`): find() names the program itself, and a confined process runs it both ways."""
+    true = shutil.which("true")
+    assert true, "no `true` on PATH"
+    cuda = tmp_path / "cuda"
+    (cuda / "compute-sanitizer").mkdir(parents=True)
+    (cuda / "bin").mkdir()
+    shutil.copy2(os.path.realpath(true), cuda / "compute-sanitizer" / "compute-sanitizer")
+    (cuda / "bin" / "compute-sanitizer").symlink_to("../compute-sanitizer/compute-sanitizer")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code = textwrap.dedent(f"""
+        import os, subprocess, sys
+        from pytorch_to_triton.worker.confine import sandbox
+        from pytorch_to_triton.worker.probe import sanitizer
+        exe = sanitizer.find()
+        state = sandbox.confine({str(ws)!r})
+        assert state.enabled, state.summary
+        for path in (exe, {str(cuda / "bin" / "compute-sanitizer")!r}):
+            print(path, subprocess.run([path]).returncode)
+        try:
+            subprocess.run([{os.path.realpath(true)!r}])  # the ruleset still refuses what it does not name
+            print("true ran")
+        except PermissionError:
+            print("true refused")
+    """)
+    env = child_env(CUDA_HOME=str(cuda), PATH="/usr/bin:/bin", P2T_SANDBOX="1", TMPDIR=str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.split("\n")
+    assert lines[0] == f"{os.path.realpath(cuda / 'compute-sanitizer' / 'compute-sanitizer')} 0", r.stdout
+    assert lines[1] == f"{cuda / 'bin' / 'compute-sanitizer'} 0", r.stdout
+    assert lines[2] == "true refused", r.stdout

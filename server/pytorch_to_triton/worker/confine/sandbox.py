@@ -172,6 +172,12 @@ def _site_dirs() -> list[str]:
     return out
 
 
+def cuda_roots() -> list[str]:
+    """The CUDA toolkit's roots this process names: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (those set, once each)."""
+    out = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    return [b for i, b in enumerate(out) if b and b not in out[:i]]
+
+
 def _exec_paths(tools: toolchain.Toolchain) -> list[str]:
     """Executables the toolchain runs: the compilers Triton and Inductor resolve and the programs they run
     (toolchain.py), a few tools found on PATH, the ELF loader, this Python, the binaries in Triton's package and
@@ -181,10 +187,12 @@ def _exec_paths(tools: toolchain.Toolchain) -> list[str]:
     found += [os.environ[v] for v in TRITON_TOOL_VARS if os.environ.get(v)]
     found += glob.glob("/lib*/ld-linux*.so*") + glob.glob("/usr/lib*/ld-linux*.so*")
     found += glob.glob("/lib/*-linux-gnu/ld-linux*.so*") + glob.glob("/usr/lib/*-linux-gnu/ld-linux*.so*")
-    found += ["/usr/local/cuda/bin", "/usr/local/nvidia/bin"]
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            found.append(os.path.join(os.environ[var], "bin"))
+    found += ["/usr/local/nvidia/bin"] + [os.path.join(base, "bin") for base in cuda_roots()]
+    # compute-sanitizer (the audit's memcheck on a GPU): bin/compute-sanitizer leads into the toolkit's
+    # compute-sanitizer/ directory, whose launcher and subreaper run too (exec of the link alone was refused: EACCES)
+    found += [os.path.join(base, "compute-sanitizer") for base in cuda_roots()]
+    if shutil.which("compute-sanitizer"):
+        found.append(os.path.dirname(os.path.realpath(shutil.which("compute-sanitizer"))))
     try:
         import importlib.util
 

@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..confine import sandbox
+
 MARK = "P2T-SANITIZER-VARIANT: "
 # The label of the memory-safety evidence where no sanitizer ran (no GPU): the interpreter's bounds.py stands in.
 INTERPRETER = "interpreter bounds check, compute-sanitizer not run"
@@ -45,13 +47,17 @@ WEAK_PROBES = ("dtype", "magnitude")
 
 
 def find() -> str | None:
-    """compute-sanitizer on PATH, else in $CUDA_HOME/bin or /usr/local/cuda/bin; None when absent."""
+    """compute-sanitizer on PATH, else in $CUDA_HOME/bin or /usr/local/cuda/bin; None when absent. The toolkit's
+    bin/compute-sanitizer leads (a link, or a script on some installs) to its compute-sanitizer/ directory: the
+    program there is the one returned when it exists, since a confined worker may run no shell."""
     found = shutil.which("compute-sanitizer")
-    if found:
-        return found
-    for base in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if base and (p := Path(base) / "bin" / "compute-sanitizer").is_file() and os.access(p, os.X_OK):
-            return str(p)
+    candidates = [Path(found)] if found else []
+    candidates += [Path(base) / "bin" / "compute-sanitizer" for base in sandbox.cuda_roots()]
+    for p in candidates:
+        if p.is_file() and os.access(p, os.X_OK):
+            real = Path(os.path.realpath(p))
+            beside = real.parent.parent / "compute-sanitizer" / "compute-sanitizer"
+            return str(beside if real.parent.name == "bin" and beside.is_file() else real)
     return None
 
 
