@@ -445,3 +445,29 @@ def test_a_confined_worker_may_run_compute_sanitizer_through_the_toolkits_link(t
     assert lines[0] == f"{os.path.realpath(cuda / 'compute-sanitizer' / 'compute-sanitizer')} 0", r.stdout
     assert lines[1] == f"{cuda / 'bin' / 'compute-sanitizer'} 0", r.stdout
     assert lines[2] == "true refused", r.stdout
+
+
+def test_the_sanitizers_ports_are_the_only_tcp_a_confined_worker_may_bind_and_connect(tmp_path: Path) -> None:
+    """compute-sanitizer talks to its target over TCP on 127.0.0.1 (on the H100 its target died with CUDA error 304
+    under the ruleset that denied all TCP): the worker's own ports are granted, a neighbour's is still refused."""
+    code = textwrap.dedent(f"""
+        import socket
+        from pytorch_to_triton.worker.confine import sandbox
+        pol = sandbox.build_policy({str(tmp_path)!r}, {str(tmp_path / "s")!r}, [])
+        pol.tcp_ports = sandbox.sanitizer_ports(pid=1234) or list(range(49152 + 4 * 1234, 49152 + 4 * 1235))
+        sandbox._restrict(pol, sandbox.abi_version()[0])
+        for port in (pol.tcp_ports[0], pol.tcp_ports[-1] + 1):
+            srv = socket.socket()
+            try:
+                srv.bind(("127.0.0.1", port)); srv.listen(1)
+                c = socket.create_connection(("127.0.0.1", port), timeout=5); c.close()
+                print(port, "ok")
+            except PermissionError:
+                print(port, "refused")
+            finally:
+                srv.close()
+    """)
+    r = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    first, neighbour = r.stdout.split("\n")[:2]
+    assert first.endswith(" ok") and neighbour.endswith(" refused"), r.stdout

@@ -11,7 +11,9 @@ What the ruleset grants (everything else is denied, root included: Landlock does
   Inductor ($CXX, else g++, else clang++), each as its real file, plus the programs those drivers run (cc1, as, ld,
   collect2, ... as `-print-prog-name` answers: worker/confine/toolchain.py); ldconfig, uname, ptxas and the other tools in
   Triton's package, CUDA's bin, this Python; no shell;
-- network (ABI >= 4): no TCP bind or connect; scopes (ABI >= 6): no signals to, and no abstract unix sockets of,
+- network (ABI >= 4): no TCP bind or connect, except, on a machine with compute-sanitizer and a CUDA device, a small
+  per-worker range of high ports that the audit's sanitizer talks to its target over (its --port/--max-connections,
+  `sanitizer_ports`; the sanitizer's target could not initialise CUDA without them); scopes (ABI >= 6): no signals to, and no abstract unix sockets of,
   processes outside the sandbox.
 
 A Landlock domain cannot be widened later, so the warm worker gets one scratch directory for its whole life; each
@@ -41,6 +43,7 @@ from . import toolchain
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
 CREATE_RULESET_VERSION = 1
 RULE_PATH_BENEATH = 1
+RULE_NET_PORT = 2
 PR_SET_NO_NEW_PRIVS = 38
 
 # handled_access_fs bits (include/uapi/linux/landlock.h) and the ABI that introduced them.
@@ -77,6 +80,11 @@ class _RulesetAttr(ctypes.Structure):
                 ("scoped", ctypes.c_uint64)]
 
 
+class _NetPortAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
+
+
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1  # __attribute__((packed)) in the uapi header: 12 bytes
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
@@ -91,6 +99,7 @@ class Policy:
     tools: toolchain.Toolchain = field(default_factory=toolchain.Toolchain)
     file_bytes: int = DEFAULT_FILE_BYTES
     call_cpu_s: int = DEFAULT_CALL_CPU_S
+    tcp_ports: list[int] = field(default_factory=list)  # bind + connect allowed (compute-sanitizer's channel)
 
     def grant(self, path: str | Path | None, rights: int) -> None:
         """Add rights on a path (its real path; missing paths are skipped when the ruleset is built)."""
@@ -111,6 +120,7 @@ class State:
     call_dir: str = ""
     calls: int = 0
     call_cpu_s: int = DEFAULT_CALL_CPU_S
+    tcp_ports: list[int] = field(default_factory=list)  # the ports the ruleset lets bind and connect
 
 
 STATE = State()
@@ -176,6 +186,27 @@ def cuda_roots() -> list[str]:
     """The CUDA toolkit's roots this process names: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (those set, once each)."""
     out = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
     return [b for i, b in enumerate(out) if b and b not in out[:i]]
+
+
+SANITIZER_PORTS = 4  # compute-sanitizer's --max-connections for one worker: it runs one child at a time
+
+
+def sanitizer_ports(pid: int | None = None) -> list[int]:
+    """The TCP ports a worker's compute-sanitizer children may use, when this machine has the sanitizer and a CUDA
+    device (else none): compute-sanitizer and its target talk over TCP on 127.0.0.1 from --port, one port a
+    connection, and Landlock's network rules name ports only. A range of its own per worker, in the dynamic range
+    (49152-65535), chosen from the pid, so that two workers do not meet; P2T_SANITIZER_PORT fixes its start."""
+    if not glob.glob("/dev/nvidia[0-9]*") or not _sanitizer_present():
+        return []
+    fixed = os.environ.get("P2T_SANITIZER_PORT", "")
+    slots = (65536 - 49152) // SANITIZER_PORTS
+    base = int(fixed) if fixed.isdigit() else 49152 + SANITIZER_PORTS * ((os.getpid() if pid is None else pid) % slots)
+    return list(range(base, min(base + SANITIZER_PORTS, 65536)))
+
+
+def _sanitizer_present() -> bool:
+    return bool(shutil.which("compute-sanitizer")) or any(
+        os.path.exists(os.path.join(b, "bin", "compute-sanitizer")) for b in cuda_roots())
 
 
 def _exec_paths(tools: toolchain.Toolchain) -> list[str]:
@@ -250,6 +281,7 @@ def build_policy(workspace: str, scratch_root: str, caches: list[str],
         pol.grant(d, READ | WRITE)
     for d in extra_writable():
         pol.grant(d, READ | WRITE)
+    pol.tcp_ports = sanitizer_ports()
     return pol
 
 
@@ -291,6 +323,12 @@ def _restrict(pol: Policy, abi: int) -> None:
                     raise OSError(e, f"landlock_add_rule({path}): {os.strerror(e)}")
             finally:
                 os.close(pfd)
+        for port in pol.tcp_ports if abi >= 4 else ():
+            rule = _NetPortAttr(NET_BIND_TCP | NET_CONNECT_TCP, port)
+            if libc.syscall(SYS_ADD_RULE, ctypes.c_int(fd), ctypes.c_int(RULE_NET_PORT), ctypes.byref(rule),
+                            ctypes.c_uint32(0)) < 0:
+                e = ctypes.get_errno()
+                raise OSError(e, f"landlock_add_rule(tcp port {port}): {os.strerror(e)}")
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         if libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0)) < 0:
@@ -385,7 +423,10 @@ def confine(workspace: str) -> State:
     parts = [f"sandbox: landlock v{abi}", "fs read-only except scratch and the Triton/Inductor caches"
              + (f" (and {', '.join(extra)}: P2T_SANDBOX_WRITABLE)" if extra else ""),
              home, f"exec limited to Triton's compilers and CUDA tools (no shell; {pol.tools.describe()})"]
-    parts.append("tcp denied" if abi >= 4 else "tcp NOT denied (ABI < 4)")
+    ports = pol.tcp_ports
+    STATE.tcp_ports = list(ports) if abi >= 4 else []
+    parts.append(("tcp denied" + (f" except ports {ports[0]}-{ports[-1]} (compute-sanitizer's channel)" if ports else ""))
+                 if abi >= 4 else "tcp NOT denied (ABI < 4)")
     if abi >= 6:
         parts.append("signals and abstract unix sockets scoped")
     if threads > 1:  # Landlock ABI < 8 cannot confine threads that already run

@@ -80,7 +80,10 @@ def variants(probes: list[dict[str, Any]], suspect_probes: list[str] | tuple[str
 def command(tool: str, exe: str, args: dict[str, Any], chosen: list[str]) -> list[str]:
     """The child's command line (the probes' reproducer CLI under the sanitizer). The sanitizer writes its reports
     to the child's stdout, where the child's marks are: in launch order, so each error follows its variant's mark."""
-    cmd = [exe, "--tool", tool, "--print-limit", str(PRINT_LIMIT), sys.executable, "-m",
+    ports = sandbox.STATE.tcp_ports  # a confined worker: the only ports its ruleset lets the two talk over
+    cmd = [exe, "--tool", tool, "--print-limit", str(PRINT_LIMIT)]
+    cmd += ["--port", str(ports[0]), "--max-connections", str(len(ports))] if ports else []
+    cmd += [sys.executable, "-m",
            "pytorch_to_triton.worker.probe.probes", str(args["target"]), "--harness", str(args["harness"]), "--mark"]
     if args.get("entry"):
         cmd += ["--entry", str(args["entry"])]
