@@ -34,8 +34,8 @@ def main() -> int:
     variants = sys.argv[1:] or ["plain", "shm", "limits", "off"]
     for v in variants:
         env = {**os.environ, "P2T_SANDBOX": "0" if v == "off" else "1"}
-        if v == "shm":
-            env["P2T_SANDBOX_WRITABLE"] = "/dev/shm"
+        if v in ("shm", "tmp", "both"):
+            env["P2T_SANDBOX_WRITABLE"] = {"shm": "/dev/shm", "tmp": "/tmp", "both": "/dev/shm:/tmp"}[v]
         if v == "limits":
             env["P2T_SANDBOX_TEST_NO_LANDLOCK"] = "1"
         with tempfile.TemporaryDirectory() as ws:
