@@ -17,8 +17,14 @@ opened = sys.argv[1]
 exe = sanitizer.find()
 pol = sb.build_policy(os.getcwd(), os.path.join(os.getcwd(), "s"), [])
 abi = sb.abi_version()[0]
-if opened == "fs":
-    pol.rules["/"] = (1 << 16) - 1
+os.makedirs(os.path.join(os.getcwd(), "s"), exist_ok=True)
+os.environ["TMPDIR"] = os.path.join(os.getcwd(), "s")
+pol.grant(os.environ["TMPDIR"], sb.READ | sb.WRITE)
+bits = {"fs": (1 << 16) - 1, "fs-exec": sb.EXECUTE, "fs-read": sb.READ_FILE | sb.READ_DIR,
+        "fs-write": ((1 << 16) - 1) & ~(sb.EXECUTE | sb.READ_FILE | sb.READ_DIR | sb.IOCTL_DEV),
+        "fs-ioctl": sb.IOCTL_DEV}
+if opened in bits:
+    pol.rules["/"] = bits[opened]
 libc = sb._libc()
 handled = sb._handled_fs(abi)
 net = 0 if opened == "net" else sb.NET_BIND_TCP | sb.NET_CONNECT_TCP
@@ -48,7 +54,7 @@ r = subprocess.run([exe, "--tool", "memcheck", *extra, sys.executable, "-c", cod
 print("rc", r.returncode, "ok" if "target ok" in r.stdout else (r.stdout + r.stderr).strip().splitlines()[-1][:200])
 """
 
-for opened in sys.argv[1:] or ["fs", "net", "scope", "none"]:
+for opened in sys.argv[1:] or ["fs", "fs-exec", "fs-read", "fs-write", "fs-ioctl", "none"]:
     with tempfile.TemporaryDirectory() as ws:
         r = subprocess.run([sys.executable, "-c", CHILD, opened], cwd=ws, capture_output=True, text=True, timeout=90)
     print(f"{opened} opened: rc {r.returncode}:", (r.stdout + r.stderr).strip().splitlines()[-1:])
