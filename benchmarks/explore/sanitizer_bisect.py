@@ -25,6 +25,9 @@ bits = {"fs": (1 << 16) - 1, "fs-exec": sb.EXECUTE, "fs-read": sb.READ_FILE | sb
         "fs-ioctl": sb.IOCTL_DEV}
 if opened in bits:
     pol.rules["/"] = bits[opened]
+elif opened.startswith("all:"):  # every right on these paths only (comma-separated; ~ is the home directory)
+    for path in opened[4:].split(","):
+        pol.rules[os.path.realpath(os.path.expanduser(path))] = (1 << 16) - 1
 libc = sb._libc()
 handled = sb._handled_fs(abi)
 net = 0 if opened == "net" else sb.NET_BIND_TCP | sb.NET_CONNECT_TCP
