@@ -25,6 +25,12 @@ bits = {"fs": (1 << 16) - 1, "fs-exec": sb.EXECUTE, "fs-read": sb.READ_FILE | sb
         "fs-ioctl": sb.IOCTL_DEV}
 if opened in bits:
     pol.rules["/"] = bits[opened]
+elif opened.startswith("rw:"):  # read + write files (no create, truncate, ioctl) on these paths
+    for path in opened[3:].split(","):
+        pol.rules[os.path.realpath(path)] = sb.READ | sb.WRITE_FILE
+elif opened.startswith("r:"):
+    for path in opened[2:].split(","):
+        pol.rules[os.path.realpath(path)] = sb.READ
 elif opened.startswith("all:"):  # every right on these paths only (comma-separated; ~ is the home directory)
     for path in opened[4:].split(","):
         pol.rules[os.path.realpath(os.path.expanduser(path))] = (1 << 16) - 1
