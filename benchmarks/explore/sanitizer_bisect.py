@@ -28,8 +28,9 @@ if opened in bits:
 elif opened.startswith("rw:"):  # read + write files (no create, truncate, ioctl) on these paths
     for path in opened[3:].split(","):
         pol.rules[os.path.realpath(path)] = sb.READ | sb.WRITE_FILE
-elif opened[:2] in ("x:", "X:", "i:"):  # read + execute / read + write + execute / read + write + ioctl
-    extra = {"x:": sb.EXECUTE, "X:": sb.EXECUTE | sb.WRITE_FILE, "i:": sb.IOCTL_DEV | sb.WRITE_FILE}[opened[:2]]
+elif opened[:2] in ("x:", "X:", "i:", "t:"):  # read + execute / read + write + execute / read + write + ioctl
+    extra = {"x:": sb.EXECUTE, "X:": sb.EXECUTE | sb.WRITE_FILE, "i:": sb.IOCTL_DEV | sb.WRITE_FILE,
+             "t:": sb.WRITE_FILE | sb.TRUNCATE}[opened[:2]]
     for path in opened[2:].split(","):
         pol.rules[os.path.realpath(path)] = sb.READ | extra
 elif opened.startswith("r:"):
