@@ -471,3 +471,37 @@ def test_the_sanitizers_ports_are_the_only_tcp_a_confined_worker_may_bind_and_co
     assert r.returncode == 0, r.stderr[-2000:]
     first, neighbour = r.stdout.split("\n")[:2]
     assert first.endswith(" ok") and neighbour.endswith(" refused"), r.stdout
+
+
+@pytest.mark.parametrize("opt_in", [False, True])
+def test_the_sanitizers_proc_grant_is_opt_in_because_it_opens_other_processes_environ(tmp_path: Path,
+                                                                                      opt_in: bool) -> None:
+    """For compute-sanitizer /proc is granted read + write + truncate (its target writes its own /proc entries); that
+    opens the parent's /proc/<pid>/environ (the server's, with the user's tokens) too, so it is opt-in
+    (P2T_SANDBOX_PROC=sanitizer) and the default ruleset keeps the parent's environ refused."""
+    from pytorch_to_triton.worker.confine import sandbox
+    code = textwrap.dedent(f"""
+        import os
+        from pytorch_to_triton.worker.confine import sandbox
+        pol = sandbox.build_policy({str(tmp_path)!r}, {str(tmp_path / "s")!r}, [])
+        if {opt_in!r}:
+            pol.tcp_ports = [53152]
+            sandbox._grant_proc(pol)
+        sandbox._restrict(pol, sandbox.abi_version()[0])
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:  # O_TRUNC on its own entry, as the sanitizer's target
+                f.write("0")
+            print("own entry written")
+        except PermissionError:
+            print("own entry refused")
+        try:
+            open(f"/proc/{{os.getppid()}}/environ", "rb").read()
+            print("parent environ read")
+        except PermissionError:
+            print("parent environ refused")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    want = ["own entry written", "parent environ read"] if opt_in else ["own entry refused", "parent environ refused"]
+    assert r.stdout.split("\n")[:2] == want, r.stdout
+    assert sandbox.sanitizer_ports() == [] or os.environ.get("P2T_SANDBOX_PROC") == "sanitizer"

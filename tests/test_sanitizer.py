@@ -224,3 +224,18 @@ def test_an_invalid_access_behind_a_failure_the_probes_already_report_is_its_evi
     assert [f.id for f in rep.findings] == ["probe_sizes"]
     assert "behind it, compute-sanitizer memcheck: Invalid __global__ read of size 4 bytes at scale_kernel " \
            "(kernels.py:17)" in wrong.evidence
+
+
+def test_a_confined_worker_without_the_sanitizers_grant_says_why_it_did_not_run(monkeypatch: pytest.MonkeyPatch,
+                                                                                 tmp_path: Path) -> None:
+    """Inside the sandbox the sanitizer's target cannot start unless P2T_SANDBOX_PROC=sanitizer granted it /proc and
+    its ports (H100, 2026-12-06: CUDA error 304 in every audit): the audit says so instead of a failed run."""
+    from pytorch_to_triton.worker.confine import sandbox
+
+    monkeypatch.setattr(sandbox.STATE, "enabled", True)
+    monkeypatch.setattr(sandbox.STATE, "tcp_ports", [])
+    out = sanitizer.run({"target": "k.py", "harness": "h.py"}, ["example"], 30, exe=str(tmp_path / "compute-sanitizer"))
+    assert out["runs"] == [] and "P2T_SANDBOX_PROC=sanitizer" in out["not_run"], out
+    monkeypatch.setattr(sandbox.STATE, "tcp_ports", [53152, 53153])
+    cmd = sanitizer.command("memcheck", "cs", {"target": "k.py", "harness": "h.py"}, ["example"])
+    assert cmd[cmd.index("--port") + 1] == "53152" and cmd[cmd.index("--max-connections") + 1] == "2", cmd

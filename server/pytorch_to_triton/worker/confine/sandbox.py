@@ -161,7 +161,17 @@ def _grant_proc(pol: Policy) -> None:
     """/proc: everything that is not another process (cpuinfo, meminfo, sys/, driver/nvidia/, ...) plus this worker's
     own /proc/<pid>. Other processes' entries stay unreadable: the server's /proc/<pid>/environ holds the user's
     tokens, which the worker's scrubbed environment does not. A child of the worker (the C compiler, ptxas) cannot
-    read its own /proc/self either; P2T_SANDBOX_PROC=all grants the whole of /proc if a tool needs it."""
+    read its own /proc/self either; P2T_SANDBOX_PROC=all grants the whole of /proc if a tool needs it.
+    compute-sanitizer needs more (P2T_SANDBOX_PROC=sanitizer on a CUDA machine with the sanitizer: pol.tcp_ports
+    set): its target truncates and writes entries of its own /proc/<pid> as it starts, and dies with CUDA error 304
+    when it cannot (found on the H100 by benchmarks/explore/sanitizer_bisect.py: read + write + truncate on /proc is
+    the least that runs). Its pid is not known when the ruleset is made, so /proc is granted whole, and with it other
+    processes' entries, the server's environ included (a confined process read its parent's: tests/test_sandbox.py).
+    Hence opt-in, said in every result's sandbox summary; without it a confined worker's audit says the sanitizer
+    was not run and why."""
+    if pol.tcp_ports:
+        pol.grant("/proc", READ | WRITE_FILE | TRUNCATE)
+        return
     if os.environ.get("P2T_SANDBOX_PROC") == "all":
         pol.grant("/proc", READ)
         return
@@ -192,11 +202,12 @@ SANITIZER_PORTS = 4  # compute-sanitizer's --max-connections for one worker: it 
 
 
 def sanitizer_ports(pid: int | None = None) -> list[int]:
-    """The TCP ports a worker's compute-sanitizer children may use, when this machine has the sanitizer and a CUDA
-    device (else none): compute-sanitizer and its target talk over TCP on 127.0.0.1 from --port, one port a
+    """The TCP ports a worker's compute-sanitizer children may use, when P2T_SANDBOX_PROC=sanitizer asks for the
+    sanitizer inside the sandbox and this machine has it and a CUDA device (else none): compute-sanitizer and its target talk over TCP on 127.0.0.1 from --port, one port a
     connection, and Landlock's network rules name ports only. A range of its own per worker, in the dynamic range
     (49152-65535), chosen from the pid, so that two workers do not meet; P2T_SANITIZER_PORT fixes its start."""
-    if not glob.glob("/dev/nvidia[0-9]*") or not _sanitizer_present():
+    if os.environ.get("P2T_SANDBOX_PROC") != "sanitizer" or not glob.glob("/dev/nvidia[0-9]*") \
+            or not _sanitizer_present():
         return []
     fixed = os.environ.get("P2T_SANITIZER_PORT", "")
     slots = (65536 - 49152) // SANITIZER_PORTS
@@ -259,6 +270,7 @@ def build_policy(workspace: str, scratch_root: str, caches: list[str],
     for d in ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt/conda", "/usr/local/nvidia",
               "/usr/local/cuda", "/sys", "/run/nvidia-persistenced"):
         pol.grant(d, READ)
+    pol.tcp_ports = sanitizer_ports()
     _grant_proc(pol)
     for var in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "TRITON_LIBCUDA_PATH"):  # libcuda: -lcuda
         if os.environ.get(var) and not _home_or_above(os.environ[var]):
@@ -281,7 +293,6 @@ def build_policy(workspace: str, scratch_root: str, caches: list[str],
         pol.grant(d, READ | WRITE)
     for d in extra_writable():
         pol.grant(d, READ | WRITE)
-    pol.tcp_ports = sanitizer_ports()
     return pol
 
 
@@ -427,6 +438,9 @@ def confine(workspace: str) -> State:
     STATE.tcp_ports = list(ports) if abi >= 4 else []
     parts.append(("tcp denied" + (f" except ports {ports[0]}-{ports[-1]} (compute-sanitizer's channel)" if ports else ""))
                  if abi >= 4 else "tcp NOT denied (ABI < 4)")
+    if ports:
+        parts.append("/proc readable and writable for compute-sanitizer (P2T_SANDBOX_PROC=sanitizer: other processes' "
+                     "/proc entries, the server's environment included, are readable)")
     if abi >= 6:
         parts.append("signals and abstract unix sockets scoped")
     if threads > 1:  # Landlock ABI < 8 cannot confine threads that already run

@@ -113,6 +113,11 @@ def run(args: dict[str, Any], chosen: list[str], budget_s: float, exe: str | Non
     exe = exe or find()
     if exe is None:
         return {"not_run": "compute-sanitizer not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)", "runs": []}
+    if sandbox.STATE.enabled and not sandbox.STATE.tcp_ports:
+        return {"not_run": "the worker is confined and its ruleset does not let compute-sanitizer's target start "
+                           "(it writes its own /proc entries and talks to the sanitizer over TCP); run the audit "
+                           "with P2T_SANDBOX_PROC=sanitizer (makes /proc readable inside the sandbox) or "
+                           "--no-sandbox", "runs": []}
     runs = []
     deadline = time.monotonic() + budget_s
     for tool in tools:
