@@ -11,6 +11,7 @@ torch.cuda.device and its untimed autotuner: the first config).
 
   python benchmarks/explore/held_out_29_30.py examples       # the four example calls (+ backward): expected 0
   python benchmarks/explore/held_out_29_30.py lion_nan       # lion: a NaN gradient steps p by +lr (note)
+  python benchmarks/explore/held_out_29_30.py lion_layout    # lion: a grad of another layout than p (note)
   python benchmarks/explore/held_out_29_30.py sinkhorn_bwd   # sinkhorn: backward exact only once converged (note)
   python benchmarks/explore/held_out_29_30.py lion_int32     # lion: int32 offsets past 2**31 elements (note; GPU)
   python benchmarks/explore/held_out_29_30.py scan_int32     # scalar scan: B*C*T past 2**31 (note; GPU)
@@ -135,6 +136,27 @@ def lion_nan() -> int:
     return 0 if same else 1
 
 
+def lion_layout() -> int:
+    """lion update_fn indexes p, grad and exp_avg as flat buffers (p_ptr + offsets): right whenever the three share a
+    memory layout, which Lion's callers always give (exp_avg = zeros_like(p) keeps p's strides, and autograd's
+    gradient layout contract gives p.grad p's strides for a dense parameter). A grad of another layout (assigned by
+    hand, here a transposed p [in, out]^T with a contiguous grad) is paired element by element with the wrong entries:
+    a robustness note."""
+    h, k = _pair("lion_pytorch", "lion_triton")
+    torch.manual_seed(0)
+    p = torch.randn(200, 96, device=DEV).t()  # a [96, 200] view with strides (1, 96)
+    grad = torch.randn(96, 200, device=DEV)  # contiguous
+    exp_avg = torch.zeros_like(p)  # as Lion's state init: p's strides
+    mine = [p.clone(), grad.clone(), exp_avg.clone(), 1e-2, 0.0, 0.9, 0.99]
+    ref = [p.clone(), grad.clone(), exp_avg.clone(), 1e-2, 0.0, 0.9, 0.99]
+    k.update_fn(*mine)
+    h.reference(*ref)
+    err = max((mine[0] - ref[0]).abs().max().item(), (mine[2] - ref[2]).abs().max().item())
+    print(f"lion_layout: transposed p and exp_avg, contiguous grad: max error {err:.3g} (lr 1e-2: a wrong-signed step "
+          f"is 2e-2)")
+    return 1 if err > 1e-6 else 0
+
+
 def sinkhorn_bwd() -> int:
     """sinkhorn backward: sinkhorn_kernel_backward_log runs the iterations' backward with the FINAL alpha in every
     round (never the intermediate iterates), which is the exact gradient only where the iterations have converged (a
@@ -234,7 +256,7 @@ def complex_int32() -> int:
     return _scan_big("complex", 8193, 131072)
 
 
-CMDS = {f.__name__: f for f in (examples, lion_nan, sinkhorn_bwd, lion_int32, scan_int32, complex_int32)}
+CMDS = {f.__name__: f for f in (examples, lion_nan, lion_layout, sinkhorn_bwd, lion_int32, scan_int32, complex_int32)}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CMDS:

@@ -1,4 +1,4 @@
-# audit public corpus: lion-pytorch 0.2.5, lion_pytorch/triton.py (MIT license), copied unchanged below this header (saved as lion_triton.py: a triton.py on sys.path would shadow the triton package).
+# audit public corpus: lion-pytorch 0.2.5, lion_pytorch/triton.py (MIT license), copied unchanged below this header.
 import torch
 
 try:

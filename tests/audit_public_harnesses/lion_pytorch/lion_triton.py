@@ -1,4 +1,5 @@
-# Audit harness for tests/audit_public_corpus/lion_pytorch/lion_triton.py (lion-pytorch's lion_pytorch/triton.py):
+# Audit harness for tests/audit_public_corpus/lion_pytorch/lion_triton.py (lion-pytorch's lion_pytorch/triton.py,
+# saved under another name: the worker puts the file's folder on sys.path, where a triton.py would shadow triton):
 # update_fn(p, grad, exp_avg, lr, wd, beta1, beta2), in place, one Lion step: p <- p * (1 - lr * wd) - lr *
 # sign(beta1 * exp_avg + (1 - beta1) * grad), then exp_avg <- beta2 * exp_avg + (1 - beta2) * grad (the package's own
 # PyTorch update_fn, lion_pytorch/lion_pytorch.py, is the reference below). Called as Lion(params, use_triton=True).step
