@@ -212,7 +212,7 @@ def lion_int32() -> int:
         return 1
 
 
-def _scan_big(name: str, channels: int, seqlen: int) -> int:
+def _scan_big(cmd: str, name: str, channels: int, seqlen: int) -> int:
     h, k = _pair("accelerated_scan", name)
     if name == "scalar":
         forget = torch.rand(1, channels, seqlen, device=DEV).mul_(0.001).add_(0.999)
@@ -229,11 +229,11 @@ def _scan_big(name: str, channels: int, seqlen: int) -> int:
         first = k.scan(forget[:, :1].contiguous(), inputs[:, :1].contiguous())
         torch.cuda.synchronize()
         e_last, e_first = _rel(out[:, -1:], last), _rel(out[:, :1], first)
-        print(f"{name}_int32: B*C*T = {channels * seqlen} ({channels * seqlen / 2**31:.4f} x 2**31): "
+        print(f"{cmd}: B*C*T = {channels * seqlen} ({channels * seqlen / 2**31:.4f} x 2**31): "
               f"last channel rel. error {e_last:.3g} vs the channel alone, first channel {e_first:.3g}")
         return 1 if max(e_last, e_first) > 1e-5 else 0
     except Exception as e:  # noqa: BLE001 - an illegal address is the problem showing
-        print(f"{name}_int32: B*C*T = {channels * seqlen}: {type(e).__name__}: {str(e)[:200]}")
+        print(f"{cmd}: B*C*T = {channels * seqlen}: {type(e).__name__}: {str(e)[:200]}")
         return 1
 
 
@@ -244,7 +244,7 @@ def scan_int32() -> int:
     if not CUDA:
         print("scan_int32: not run (26 GB of tensors: a GPU)")
         return 2
-    return _scan_big("scalar", 16385, 131072)
+    return _scan_big("scan_int32", "scalar", 16385, 131072)
 
 
 def complex_int32() -> int:
@@ -253,7 +253,7 @@ def complex_int32() -> int:
     if not CUDA:
         print("complex_int32: not run (26 GB of tensors: a GPU)")
         return 2
-    return _scan_big("complex", 8193, 131072)
+    return _scan_big("complex_int32", "complex", 8193, 131072)
 
 
 CMDS = {f.__name__: f for f in (examples, lion_nan, lion_layout, sinkhorn_bwd, lion_int32, scan_int32, complex_int32)}
