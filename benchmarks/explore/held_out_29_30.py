@@ -16,6 +16,7 @@ torch.cuda.device and its untimed autotuner: the first config).
   python benchmarks/explore/held_out_29_30.py lion_int32     # lion: int32 offsets past 2**31 elements (note; GPU)
   python benchmarks/explore/held_out_29_30.py scan_int32     # scalar scan: B*C*T past 2**31 (note; GPU)
   python benchmarks/explore/held_out_29_30.py complex_int32  # complex scan: B*C*T past 2**30 (note; GPU)
+  python benchmarks/explore/held_out_29_30.py scan_grid      # scalar scan: C past 65,535 on grid axis 1 (note; GPU)
 """
 
 from __future__ import annotations
@@ -256,7 +257,32 @@ def complex_int32() -> int:
     return _scan_big("complex_int32", "complex", 8193, 131072)
 
 
-CMDS = {f.__name__: f for f in (examples, lion_nan, lion_layout, sinkhorn_bwd, lion_int32, scan_int32, complex_int32)}
+def scan_grid() -> int:
+    """scalar scan: the grid is (B, C) with the channels on grid axis 1, which CUDA caps at 65,535: a call with more
+    channels fails to launch (the interpreter does not model the cap). The README's dims are 512-1536 (a flattened
+    4096 x 16 state would reach it): a labelling note. 65,535 channels run and match."""
+    if not CUDA:
+        print("scan_grid: not run (the interpreter does not model CUDA's grid limits)")
+        return 2
+    h, k = _pair("accelerated_scan", "scalar")
+    bad = 0
+    for channels in (65535, 65536):
+        forget = torch.rand(1, channels, 64, device=DEV).mul_(0.001).add_(0.999)
+        inputs = torch.rand(1, channels, 64, device=DEV)
+        try:
+            out = k.scan(forget, inputs)
+            torch.cuda.synchronize()
+            err = _rel(out[:, -8:], h.reference(forget[:, -8:], inputs[:, -8:]))
+            print(f"scan_grid: {channels} channels: ran, last 8 channels rel. error {err:.3g}")
+            bad += err > 1e-5
+        except Exception as e:  # noqa: BLE001 - a launch failure is what this shows
+            print(f"scan_grid: {channels} channels: {type(e).__name__}: {str(e)[:160]}")
+            bad += 1
+    return 1 if bad else 0
+
+
+CMDS = {f.__name__: f for f in (examples, lion_nan, lion_layout, sinkhorn_bwd, lion_int32, scan_int32, complex_int32,
+                                scan_grid)}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CMDS:
