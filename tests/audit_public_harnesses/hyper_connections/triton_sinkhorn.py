@@ -10,7 +10,8 @@
 # as [-1, s, s] and copies it). The reference is the package's PyTorch fallback (mHCv2.sinkhorn_knopps, the same
 # iterations in the linear domain), copied below. Stand-in: triton_sinkhorn takes the Triton path only for
 # log_alpha.is_cuda (its fallback imports hyper_connections.mHCv2, which needs einops): answered yes for the audited
-# file's own frames only (as protenix's); every other caller gets torch's answer.
+# file's own frames only (as protenix's); every other caller gets torch's answer, or that of a stand-in installed
+# before this one (asked from a frame carrying the caller's file name: chained stand-ins all hold).
 import sys
 
 import torch
@@ -20,9 +21,26 @@ _FILE = "hyper_connections/triton_sinkhorn.py"
 _IS_CUDA = torch.Tensor.is_cuda
 
 
+_TRAMPOLINES: dict = {}
+
+
+def _as_caller(fget, self, filename):
+    """An earlier harness's stand-in (a property that looks one frame up for its own file) asked from a frame that
+    carries the real caller's file name, so that stand-ins chained in one process each still see their file."""
+    t = _TRAMPOLINES.get(filename)
+    if t is None:
+        ns: dict = {}
+        exec(compile("def _t(fget, self):\n    return fget(self)\n", filename, "exec"), ns)  # noqa: S102
+        t = _TRAMPOLINES[filename] = ns["_t"]
+    return t(fget, self)
+
+
 def _is_cuda(self):
-    if sys._getframe(1).f_code.co_filename.endswith(_FILE):
+    filename = sys._getframe(1).f_code.co_filename
+    if filename.endswith(_FILE):
         return True
+    if isinstance(_IS_CUDA, property):  # another harness's stand-in, installed before this one
+        return _as_caller(_IS_CUDA.fget, self, filename)
     return _IS_CUDA.__get__(self)
 
 

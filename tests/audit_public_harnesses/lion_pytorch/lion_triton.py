@@ -10,7 +10,8 @@
 # parameter is a Linear weight [out, in] in float32 (a small one: under the interpreter the autotuner's first config,
 # BLOCK_SIZE 128, gives a program per 128 elements). Stand-in: update_fn asserts p.is_cuda for all three tensors, true
 # for the GPU parameters of training and false for the CPU tensors of the interpreter: answered yes for the audited
-# file's own frames only (as protenix's stand-in); every other caller gets torch's answer.
+# file's own frames only (as protenix's stand-in); every other caller gets torch's answer, or that of a stand-in
+# installed before this one (asked from a frame carrying the caller's file name: chained stand-ins all hold).
 import sys
 
 import torch
@@ -19,9 +20,26 @@ _FILE = "lion_pytorch/lion_triton.py"
 _IS_CUDA = torch.Tensor.is_cuda
 
 
+_TRAMPOLINES: dict = {}
+
+
+def _as_caller(fget, self, filename):
+    """An earlier harness's stand-in (a property that looks one frame up for its own file) asked from a frame that
+    carries the real caller's file name, so that stand-ins chained in one process each still see their file."""
+    t = _TRAMPOLINES.get(filename)
+    if t is None:
+        ns: dict = {}
+        exec(compile("def _t(fget, self):\n    return fget(self)\n", filename, "exec"), ns)  # noqa: S102
+        t = _TRAMPOLINES[filename] = ns["_t"]
+    return t(fget, self)
+
+
 def _is_cuda(self):
-    if sys._getframe(1).f_code.co_filename.endswith(_FILE):
+    filename = sys._getframe(1).f_code.co_filename
+    if filename.endswith(_FILE):
         return True
+    if isinstance(_IS_CUDA, property):  # another harness's stand-in, installed before this one
+        return _as_caller(_IS_CUDA.fget, self, filename)
     return _IS_CUDA.__get__(self)
 
 
