@@ -29,7 +29,7 @@ flashnn), `held_out_26` (a twenty-sixth, beside the twenty-fifth on the same rul
 gemlite), `held_out_27` (a twenty-seventh, a further fresh pair of issue 35, audited with the rules as they stood at
 6ab0cc4, unchanged: comfy-kitchen), `held_out_28` (a twenty-eighth, beside the twenty-seventh on the same rules:
 amd-quark, adasplash), `held_out_31` (a thirty-first, a further fresh pair of issue 35, audited with the rules as they
-stood at TODO, unchanged: xfuser), `held_out_32` (a thirty-second, beside the thirty-first on the same rules:
+stood at TODO, unchanged: xfuser, flash-colsum), `held_out_32` (a thirty-second, beside the thirty-first on the same rules:
 siglip-kernel, memeff) or
 `tuned` (tests/audit_probe_fixtures, written with the probes). The table has a row per set, a combined
 `held_out + held_out_2` row (the batches seen before the held_out_2 rule changes) and combined rows of

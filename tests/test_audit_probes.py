@@ -276,7 +276,7 @@ LATER_BATCHES = [
     ("held_out_27", 4, "comfy-kitchen", 0, 1, 0),  # no P0/P1; rms_rope's > 65535-token grid (GPU only) is missed
     ("held_out_28", 3, "amd-quark, adasplash", 1, 1, 1),  # entmax's TRITON_INTERPRET crash (interpreter mode)
     # a further fresh pair, prepared at f4975fb without running the audit on it; figures TODO once audited
-    ("held_out_31", 2, "xfuser", 0, 0, 0),  # no known problem (read and run at the callers' sizes)
+    ("held_out_31", 4, "xfuser, flash-colsum", 0, 4, 0),  # colsum: padded keys in the softmax, head_dim > 64, NaN rows
     ("held_out_32", 3, "siglip-kernel, memeff", 0, 1, 0),  # memeff's float-atomic denominators: GPU only
 ]
 FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_25", "held_out_26", "held_out_27",

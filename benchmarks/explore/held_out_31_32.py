@@ -1,11 +1,17 @@
-"""The known problem and the labelling checks of the held_out_31 (xfuser 0.7.0) and held_out_32 (siglip-kernel 0.1.2,
-memeff 0.3.1) batches, one subcommand each, run on the corpus copies (tests/audit_public_corpus/...) with the callers'
-inputs built by the batches' harnesses (tests/audit_public_harnesses/...).
+"""The known problems and the labelling checks of the held_out_31 (xfuser 0.7.0, flash-colsum 0.1.0) and held_out_32
+(siglip-kernel 0.1.2, memeff 0.3.1) batches, one subcommand each, run on the corpus copies
+(tests/audit_public_corpus/...) with the callers' inputs built by the batches' harnesses
+(tests/audit_public_harnesses/...).
 
 Each subcommand exits 1 while the problem shows (wrong result, crash, run-to-run difference), 0 when it does not, 2
 when it cannot run here (it needs a GPU). Without CUDA the kernels run under Triton's interpreter (TRITON_INTERPRET=1
 is set here then, with the audit worker's NumPy libdevice, bf16 dots and no-op torch.cuda.device).
 
+  python benchmarks/explore/held_out_31_32.py colsum_ragged        # flash-colsum non-causal: S % 128 != 0 (P0)
+  python benchmarks/explore/held_out_31_32.py colsum_headdim       # flash-colsum non-causal: head_dim > 64 (P0)
+  python benchmarks/explore/held_out_31_32.py colsum_causal_d128   # flash-colsum causal: the README's head_dim 128 (P0)
+  python benchmarks/explore/held_out_31_32.py colsum_causal_qlen   # flash-colsum causal: Q_len % 16 != 0 -> NaN (P0)
+  python benchmarks/explore/held_out_31_32.py colsum_repeat        # flash-colsum: float atomics, fp16 output (note)
   python benchmarks/explore/held_out_31_32.py memeff_denom_repeat  # memeff _launch_denom: float atomics (P1; GPU)
   python benchmarks/explore/held_out_31_32.py block_mask_ragged    # xfuser sparge pool/sim: ragged last block
   python benchmarks/explore/held_out_31_32.py vsa_pool             # xfuser VSA-H3 tile pooling at a real geometry
@@ -62,6 +68,65 @@ def _rel(out, ref) -> float:
     out, ref = (out,) if torch.is_tensor(out) else out, (ref,) if torch.is_tensor(ref) else ref
     return max(((a.double() - b.double()).abs().max() / b.double().abs().max().clamp_min(1e-30)).item()
                for a, b in zip(out, ref))
+
+
+def _colsum(name: str, shapes) -> int:
+    """Run one flash-colsum entry at each shape against the harness's float64 reference; 1 if any is wrong."""
+    h, k = _pair("flash_colsum", name)
+    bad = 0
+    for shape in shapes:
+        args = h.make_inputs(_case(shape, torch.float16))
+        out, ref = getattr(k, h.ENTRY)(*args), h.reference(*args)
+        err = (out.double() - ref.double()).abs().max().item()
+        wrong = not err <= 2e-5 + 2e-3 * ref.double().abs().max().item()  # the harness's fp16 tolerance; NaN is wrong
+        where = "GPU" if CUDA else "interpreter"
+        print(f"{sys._getframe(1).f_code.co_name}: {shape} max error {err:.2e} (means up to "
+              f"{ref.double().abs().max().item():.2e}), column means sum to {out.double().sum().item():.4f} "
+              f"(float64: {ref.double().sum().item():.4f}) {'WRONG' if wrong else 'ok'} ({where})")
+        bad += wrong
+    return 1 if bad else 0
+
+
+def colsum_ragged() -> int:
+    """_flash_colsum_non_batched counts the zero-loaded padded keys (S % 128 != 0) in every row's softmax denominator:
+    CLIP ViT-B/16 (197 tokens) and SigLIP at 384 px (729) are wrong, 256 is right (head_dim 64 each)."""
+    return _colsum("kernel_noncausal", [(2, 197, 64), (2, 729, 64), (2, 256, 64)])
+
+
+def colsum_headdim() -> int:
+    """_flash_colsum_non_batched reads only the first BLOCK_D = 64 dims of the head: SigLIP's 72 and 128 are wrong at
+    S 256 (a multiple of 128, so the padded-key problem stays out), 64 is right."""
+    return _colsum("kernel_noncausal", [(2, 256, 72), (2, 256, 128), (2, 256, 64)])
+
+
+def colsum_causal_d128() -> int:
+    """_flash_colsum_causal reads only the first 64 dims: the README's causal example has head_dim 128 (here 2 heads,
+    32 queries, 320 keys); head_dim 64 is right."""
+    return _colsum("kernel_causal", [(2, 32, 320, 128), (2, 32, 320, 64)])
+
+
+def colsum_causal_qlen() -> int:
+    """_flash_colsum_causal with Q_len not a multiple of 16: the padded query rows of the last block give NaN that the
+    column sums add everywhere (Q_len 20, 40); 32 is right (head_dim 64)."""
+    return _colsum("kernel_causal", [(2, 20, 320, 64), (2, 40, 320, 64), (2, 32, 320, 64)])
+
+
+def colsum_repeat() -> int:
+    """_flash_colsum_non_batched adds each query block's fp32 column sums with tl.atomic_add (H x S/128 adds per
+    column, in arrival order), then divides and casts to fp16: do repeats differ in the fp16 output on a GPU, or does
+    the cast hide the order? A labelling note (exit 1 if any fp16 value differs: then label an atomic_order finding
+    on line 94 real, as memeff's); the interpreter runs programs in order (exit 2 there)."""
+    h, k = _pair("flash_colsum", "kernel_noncausal")
+    shape = (16, 4096, 64) if CUDA else (2, 256, 64)
+    args = h.make_inputs(_case(shape, torch.float16))
+    runs = [k._flash_colsum_non_batched(*args) for _ in range(5)]
+    differ = sum(int(not torch.equal(r, runs[0])) for r in runs[1:])
+    vals = max(int((r != runs[0]).sum()) for r in runs[1:])
+    print(f"colsum_repeat: {shape}, {differ} of 4 repeats differ from the first in fp16 (up to {vals} of "
+          f"{runs[0].numel()} values) ({'GPU' if CUDA else 'interpreter'})")
+    if not CUDA:
+        return 2 if differ == 0 else 1
+    return 1 if differ else 0
 
 
 def memeff_denom_repeat() -> int:
@@ -151,7 +216,8 @@ def clip_fa() -> int:
     return 1 if err > 1e-2 else 0
 
 
-CMDS = {f.__name__: f for f in (memeff_denom_repeat, block_mask_ragged, vsa_pool, siglip_chunk, clip_fa)}
+CMDS = {f.__name__: f for f in (colsum_ragged, colsum_headdim, colsum_causal_d128, colsum_causal_qlen, colsum_repeat,
+                                 memeff_denom_repeat, block_mask_ragged, vsa_pool, siglip_chunk, clip_fa)}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in CMDS:
