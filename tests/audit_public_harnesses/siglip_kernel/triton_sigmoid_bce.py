@@ -51,6 +51,8 @@ TOLERANCES = {"bfloat16": (1e-2, 1e-3)}  # float32 math; the gradient written ba
 
 def make_inputs(case):
     rows, b = case.shape
+    if not 0 < rows <= b:
+        raise ValueError("a chunk holds 1 to B rows of the [B, B] logits")
     start = b - rows  # the last chunk: its diagonal sits at columns start .. b - 1
     img = torch.nn.functional.normalize(case.randn(rows, 64, dtype=torch.float32), dim=-1)
     txt = torch.nn.functional.normalize(case.randn(b, 64, dtype=torch.float32), dim=-1)
