@@ -35,7 +35,7 @@ for f in sorted(x.glob("tool_*.json")):
         contract = [k for k in cases if k.get("tier", "contract") == "contract"]
         good = sum(1 for k in contract if k.get("ok"))
         rob = c.get("robustness") or []
-        print(f"| {f.stem[5:]} | {Path(str(c.get('path', c.get('file', '?')))).name} | {c.get('ok')} | {good}/{len(contract)} "
-              f"| {len(rob)} note(s) | {str(c.get('verdict', c.get('headline', '')))[:110]} |")
+        print(f"| {f.stem[5:]} | {Path(str(c.get('candidate', '?'))).name} | {c.get('ok')} | {good}/{len(contract)} "
+              f"| {len(rob)} note(s) | {str(c.get('verdict_line', ''))[:110]} |")
     print(f"| {f.stem[5:]} | (call) | {rc} | | | device={doc.get('device')} |")
 PY
