@@ -948,6 +948,23 @@ def test_the_contract_is_read_from_the_wrappers_and_call_sites_and_the_sidecar_w
         parse_audit({"require": ["widths"]}, Path("ref.p2t.toml"))
 
 
+def test_a_dot_asking_for_fp32_accuracy_makes_precision_contract_and_names_what_it_asked() -> None:
+    """tf32x3 is near-fp32 accuracy, not IEEE: the contract line says which the kernel asked for (issue 40's trial
+    saw a tf32x3 kernel called "IEEE")."""
+    from pytorch_to_triton.audit.contract import for_source
+
+    def src(prec: str) -> str:
+        return ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(a_ptr, b_ptr):\n"
+                "    a = tl.load(a_ptr)\n    b = tl.load(b_ptr)\n"
+                f"    tl.store(a_ptr, tl.dot(a, b{prec}))\n\n\ndef op(a, b):\n    k[(1,)](a, b)\n")
+    for prec, said in ((', input_precision="tf32x3"', "tf32x3"), (', input_precision="ieee"', "ieee"),
+                       (", allow_tf32=False", "ieee")):
+        c = for_source(src(prec), "op")
+        assert "precision" in c.require and (f"fp32 dots at fp32 accuracy ({said})", "k asks for it") in c.items
+    plain = for_source(src(""), "op")
+    assert "precision" not in plain.require and not any("fp32 accuracy" in w for w, _ in plain.items)
+
+
 def test_a_wrapper_that_calls_contiguous_on_its_weight_is_clean_and_says_so(service) -> None:  # noqa: ANN001
     rep = service.audit(path=f"{REL}/linear_contig_weight.py", harness=f"{REL}/harness_linear.py", compile=False)
     assert rep.counts["P0"] == 0 and rep.counts["P1"] == 0 and not rep.robustness, rep.markdown

@@ -148,10 +148,11 @@ def _from_file(c: Contract, model: FileModel, entry: str | None) -> None:
     if start:
         _defaults_used(c, model, start[0])
     for k in model.kernels.values():
-        if k.name in reached and any(isinstance(n, ast.Call) and short(dotted(n.func)) == "dot" and _ieee(n)
-                                     for n in ast.walk(k.node)):
+        asked = [_ieee(n) for n in ast.walk(k.node) if isinstance(n, ast.Call) and short(dotted(n.func)) == "dot"]
+        if k.name in reached and any(asked):
             c.require.add("precision")
-            c.items.append(("fp32 dots in IEEE", f"{k.name} asks for it"))
+            how = " or ".join(dict.fromkeys(a for a in asked if a))  # tf32x3 is near-fp32 accuracy, not IEEE
+            c.items.append((f"fp32 dots at fp32 accuracy ({how})", f"{k.name} asks for it"))
             break
     c.items = list(dict.fromkeys(c.items))
     # The example's dtype follows the contract only for the entry's own first argument, a floating tensor the
@@ -190,11 +191,13 @@ def _defaults_used(c: Contract, model: FileModel, entry: str) -> None:
             return
 
 
-def _ieee(call: ast.Call) -> bool:
+def _ieee(call: ast.Call) -> str:
+    """The fp32-accuracy precision a tl.dot asks for ("ieee", "tf32x3", or "ieee" for allow_tf32=False), else ""."""
     prec = kw(call, "input_precision")
     tf32 = kw(call, "allow_tf32")
-    return (isinstance(prec, ast.Constant) and prec.value in ("ieee", "tf32x3")) or \
-        (isinstance(tf32, ast.Constant) and tf32.value is False)
+    if isinstance(prec, ast.Constant) and prec.value in ("ieee", "tf32x3"):
+        return str(prec.value)
+    return "ieee" if isinstance(tf32, ast.Constant) and tf32.value is False else ""
 
 
 def _wrapper(c: Contract, fn: HostFunc, dtypes: dict[str, list[str]]) -> None:
