@@ -28,6 +28,22 @@ def test_spills_and_an_oversized_autotune_config_are_p1_with_the_config():
     assert got["register_spills"].line == 7  # the kernel's def line (no compiler line for a spill)
 
 
+def test_a_spill_finding_is_not_contradicted_by_not_checked_register_pressure():
+    """Issue 40's trial: "not checked: register pressure" printed beside a register_spills P1. Once the cubins were
+    read, "not checked" names only what they do not show."""
+    from pytorch_to_triton.audit.analyze import NOT_CHECKED
+
+    rep = AuditReport(file="k.py", kernels=[{"name": "k", "line": 7}], not_checked=list(NOT_CHECKED))
+    target_findings.add(rep, {"target_compile": {"triton_version": "3.9.0", "targets": ["sm_90"], "specialisations": 1,
+                                                 "rows": [_row(n_spills=90)]}})
+    assert any(f.id == "register_spills" for f in rep.findings)
+    assert not any(n.startswith("register pressure") for n in rep.not_checked), rep.not_checked
+    assert any("beyond the cubins' registers, spills and shared memory" in n for n in rep.not_checked)
+    untouched = AuditReport(file="k.py", not_checked=list(NOT_CHECKED))
+    target_findings.add(untouched, None)
+    assert untouched.not_checked == NOT_CHECKED
+
+
 def test_a_failed_compile_is_p0_on_the_compilers_line():
     got = _report([_row(ok=False, line=12, error="CompilationError: at 3:4: NameError('Cannot access global X')")])
     f = got["target_compile"]
