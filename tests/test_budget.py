@@ -28,6 +28,25 @@ def test_predictions_follow_the_observed_rate_and_drop_what_does_not_fit() -> No
     assert none.fits(1e9, 9) and none.note() is None and "budget" not in none.plan_line([("a", 1.0, 1, False)])
 
 
+def test_the_up_front_estimate_is_settled_with_what_really_happened() -> None:
+    """Issue 40's trial: a report said long_height and long_width "will be left out" though both ran and passed."""
+    b = budget.Budget(10.0)
+    b.observe(100.0, 1, 1.0)
+    b.observe(300.0, 1, 3.0)
+    notes = ["c.py: " + b.plan_line([("long_height", 5000.0, 1, False), ("long_width", 5000.0, 1, False)]), "other"]
+    assert "will be left out (long_height, long_width)" in notes[0]
+    b.drop("long_width float16", 5000.0, 1)  # the case ran for one dtype, then the time ran out
+    b.settle(notes)
+    assert notes[0].endswith("[the estimate at the start; in the end 1 left out, and long_height ran after all]")
+    assert notes[1] == "other"
+    b.settle(notes)  # settled once
+    assert notes[0].count("[the estimate at the start") == 1
+    quiet = budget.Budget(10.0)
+    kept = ["c.py: estimate: about 3 s for all cases: all fit"]
+    quiet.settle(kept)
+    assert kept == ["c.py: estimate: about 3 s for all cases: all fit"]
+
+
 def test_a_fixed_cost_per_run_is_told_apart_from_the_work() -> None:
     """A first small case that is all warm-up must not make a bigger one look 1000x as long: once two weights are
     seen, time = a + r * weight (the first run left out when three or more are there)."""

@@ -73,6 +73,7 @@ class Budget:
     seen: list[tuple[float, float]] = field(default_factory=list)  # (weight, seconds) of one run each
     dropped: list[str] = field(default_factory=list)
     announced: bool = False
+    planned_out: list[str] = field(default_factory=list)  # what the up-front estimate expected to leave out
 
     def elapsed(self) -> float:
         """Seconds since the validation's cases started."""
@@ -140,12 +141,27 @@ class Budget:
             else:
                 out.append(label)
         spent = self.elapsed()
+        self.planned_out = out
         line = f"estimate: about {spent + total:.0f} s for all cases ({spent:.0f} s spent, {len(rows)} cases to go)"
         if self.seconds is not None:
             line += f"; budget {self.seconds:.0f} s"
             line += (f": about {len(out)} case(s) will be left out ({', '.join(out[:6])}{', ...' if len(out) > 6 else ''}"
                      "); pass budget_s (CLI --budget, sidecar budget = ...) for more" if out else ": all fit")
         return line
+
+    def settle(self, notes: list[str]) -> None:
+        """Put the outcome beside the up-front estimate's note once the cases are over, so that it never says a case
+        "will be left out" that then ran (issue 40's trial: long_height and long_width ran and passed)."""
+        if not self.planned_out:
+            return
+        out = [d.rsplit(" (about ", 1)[0] for d in self.dropped]  # a dtype may follow the planned label
+        ran = [c for c in self.planned_out if not any(d == c or d.startswith(c + " ") for d in out)]
+        tail = (" [the estimate at the start; in the end "
+                + (f"{len(out)} left out" if out else "none was left out")
+                + (f", and {', '.join(ran[:6])} ran after all" if ran else "") + "]")
+        for i, n in enumerate(notes):
+            if "case(s) will be left out (" in n and not n.endswith("]"):
+                notes[i] = n + tail
 
     def note(self) -> str | None:
         """The report's note on what the budget left out, None when nothing was."""

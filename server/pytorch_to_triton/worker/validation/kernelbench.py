@@ -369,6 +369,7 @@ def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, repo
         finally:
             if c.kind not in ("main", "size", "user"):
                 bud.observe(weight(c.sizes), runs_of(c), time.monotonic() - t_case)
+    bud.settle(v.notes)
     note = bud.note()
     if note:
         v.notes.append(note)

@@ -102,6 +102,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
             if not rec["ok"]:
                 failed_cases.add(name)
                 break  # one failing trial is enough; the next case tells more
+    bud.settle(v.notes)
     if bud.note():
         v.notes.append(bud.note())
     extreme = None if task.kernelbench or args.get("only_cases") or args.get("replace_cases") else \
