@@ -74,6 +74,21 @@ def test_relations_repair_a_rejected_variant_and_the_host_check_names_it() -> No
     assert "IndexError" in (host_rejects(ce, {"batch_size": 4, "num_classes": 50, "input_shape[0]": 10}, 0) or "")
 
 
+def test_an_odd_size_the_reference_refuses_keeps_the_other_sizes_odd() -> None:
+    """GroupNorm's groups must divide the channels: the odd variant's first fallback keeps height and width
+    odd (issue 40's trial ran odd_batch_size, H and W stayed even, until a sidecar case made them odd)."""
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation.kernelbench import host_rejects
+
+    mod = _mod("groupnorm_reference.py")
+    odd = next(c for c in cs.plan(mod, "cpu", None, None).cases if c.name == "odd")
+    assert odd.sizes["channels"] % 2 == 1 and host_rejects(mod, odd.sizes, 0)  # 15 channels, 8 groups: refused
+    accepted = next(f for f in odd.fallbacks if host_rejects(mod, f.sizes, 0) is None)
+    assert accepted.name == "odd_but_channels", [f.name for f in odd.fallbacks]
+    assert accepted.sizes["channels"] % accepted.sizes["num_groups"] == 0
+    assert all(accepted.sizes[k] % 2 == 1 for k in ("height", "width")), accepted.sizes
+
+
 def test_perturbation_moves_trainable_parameters_only() -> None:
     """The causal mask buffer is part of the problem: it stays 0/1; the temperature parameter moves."""
     from pytorch_to_triton.worker.validation import cases as cs

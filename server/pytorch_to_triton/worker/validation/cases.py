@@ -427,8 +427,13 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
         cases.append(Planned(base.name, base.sizes, "layout", tier=tier_of("layouts", require), robust="layouts",
                              why="get_inputs() builds contiguous tensors; other layouts test robustness"))
         odd = sz.oddify(base.sizes, every)
-        cases.append(Planned("odd", odd, fallbacks=[Planned(f"odd_{k}", sz.oddify(base.sizes, [k])) for k in every
-                                                    if odd[k] != base.sizes[k]]))
+        changed = [k for k in every if odd[k] != base.sizes[k]]
+        # When the reference refuses one odd size (GroupNorm's groups must divide the channels), every other size
+        # stays odd before one size alone is tried (issue 40's trial: odd_batch_size left H and W even)
+        but = [Planned(f"odd_but_{k}", sz.oddify(base.sizes, [j for j in changed if j != k])) for k in changed] \
+            if len(changed) > 2 else []
+        cases.append(Planned("odd", odd, fallbacks=but + [Planned(f"odd_{k}", sz.oddify(base.sizes, [k]))
+                                                          for k in changed]))
         small = sz.shrink(mod, main.sizes, every, sz.SMALL_ELEMS, sz.SMALL_DIM, floor=2, keep=keep, keep_ratio=ratio)
         cases.append(Planned("small", small))
         if device != "cuda":  # the shrunk main case may sit inside one tile: this one is sized from the launches
