@@ -37,7 +37,7 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "kb_affine_unreached_helper.py": "../kernelbench_fixtures/affine_reference.py",
            "rotary_inplace_views.py": "harness_rotary_views.py",
            "rotary_inplace_views_bad.py": "harness_rotary_views.py", "softmax_naive_exp.py": "harness_softmax_ref.py",
-           "scale_defaults_called.py": "harness_defaults.py"}
+           "scale_defaults_called.py": "harness_defaults.py", "rows_out_checked.py": "harness_out_checked.py"}
 # The example dtype the audit takes from the file's contract (the worker alone runs the harness's default)
 DTYPE = {"scale_fp16_only.py": "float16"}
 
@@ -1094,3 +1094,14 @@ def test_the_defaults_probe_is_contract_only_where_the_files_callers_leave_the_d
     p0 = [f for f in called.findings if f.severity == "P0"]
     assert [f.check for f in p0] == ["probe_defaults"] and not called.robustness, called.markdown
     assert "softmax called without scale (scale_rows calls it so" in p0[0].assumed
+
+
+def test_an_entry_refusing_a_row_prefix_its_buffer_does_not_match_is_a_refusal_not_a_crash(service) -> None:  # noqa: ANN001
+    """The rows probe cuts the batch of the inputs it can; an output buffer the caller passes stays whole, and an
+    entry that checks it raises its own assert (held_out_32, siglip's sigmoid_bce_forward: a false P0 "crash"). The
+    sizes and layout probes already took such a refusal as a checked precondition; the rows probe does too."""
+    rep = service.audit(path=f"{REL}/rows_out_checked.py", harness=f"{REL}/harness_out_checked.py", compile=False)
+    rows = next(p for p in rep.probes if p["name"] == "rows")
+    assert rows["ran"] and not rows["failures"], rows
+    assert any("refused (AssertionError" in n for n in rows.get("notes", [])), rows
+    assert rep.counts["P0"] == 0, rep.markdown

@@ -125,7 +125,9 @@ class LayoutProbes:
             got = self.call(variant)
             if got.error is not None and self.invalid_for_reference(p, label, variant):
                 continue
-            if self.judge(p, label, variant, got):
+            # an entry's own assert on a prefix it cannot take (a caller's buffer the probe could not cut, held in a
+            # tuple) is a checked precondition, as the sizes and layout probes take it: a refusal, not a crash
+            if self.judge(p, label, variant, got, refusal_ok=True):
                 sub = got.outputs or []
                 mine = [sub[i] for i in per_row if i < len(sub)]
                 diff = _mismatch(mine, [outs[i][:k] for i in per_row], self.rtol, self.atol)
