@@ -281,7 +281,7 @@ LATER_BATCHES = [
     ("held_out_31", 4, "xfuser, flash-colsum", 0, 4, 0),  # colsum: padded keys in the softmax, head_dim > 64, NaN rows
     ("held_out_32", 3, "siglip-kernel, memeff", 0, 1, 0),  # memeff's float-atomic denominators: GPU only
     # a further fresh pair, prepared at a553ac8 without running the audit on it; figures TODO once audited
-    ("held_out_33", 3, "late-interaction-kernels", 0, 3, 0),  # PLAID bit order (no probe can see it), bf16 dot, atomics
+    ("held_out_33", 4, "late-interaction-kernels", 0, 4, 0),  # PLAID bit order (no probe sees it), bf16 dot, 2 atomics
     ("held_out_34", 4, "cuda-triton-multiarch", 0, 6, 0),  # FA: head_dim 128, padded keys, rows past T, layout; rms; swiglu
 ]
 FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_25", "held_out_26", "held_out_27",

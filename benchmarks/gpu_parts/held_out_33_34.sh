@@ -4,10 +4,13 @@
 # missing from the table ran past its group's limit). Under 2 minutes (70 s + 40 s at most; most of it imports, cold
 # compiles and late-interaction's autotune sweeps); < 2 GB of GPU memory. No audit is run here.
 # Sourced by benchmarks/gpu_session.sh ($OUT/x and stamp set up there). Expected if the labels are right:
-#   lik_examples 0 (maxsim_forward, maxsim_varlen and maxsim_residual right at the callers' sizes, autotuned configs),
+#   lik_examples 0 (maxsim_forward, maxsim_varlen, score_pairs_packed and maxsim_residual right at the callers' sizes,
+#     with the Hopper autotune configs),
 #   lik_plaid_bitorder 1 (ColBERTv2-packed residuals decoded wrong: 0.1-0.3 off, as on the CPU),
 #   lik_plaid_fp32q 1 (a float32 Q runs the dot in bf16: ~4e-2 off against ~2e-4 for fp16; 0 would make it a note),
-#   lik_varlen_repeat 1 (grad_D's float atomics differ from run to run: the known P1; 0 would make it paper-only),
+#   lik_varlen_repeat 1 (the float atomics of maxsim_varlen's grad_D and score_pairs_packed's grad_Q / grad_D
+#     differ from run to run: the two known P1s, one line each; a line with True makes that one paper-only: say so
+#     before labelling),
 #   fa_headdim 1, fa_ragged 1, fa_oob 1 (rows written into the guard past the output), fa_layout 1,
 #   rms_magnitude 1 (the fp16 sum of squares overflows on the GPU too; 0 would mean the GPU reduction accumulates in
 #     float32: then only the one-value-above-256 row, x * x itself, should still be WRONG - read the lines),
