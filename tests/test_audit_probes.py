@@ -280,9 +280,12 @@ LATER_BATCHES = [
     ("held_out_30", 2, "accelerated-scan", 0, 0, 0),  # no known problem (read and run); int32 offsets: a note
     ("held_out_31", 4, "xfuser, flash-colsum", 0, 4, 0),  # colsum: padded keys in the softmax, head_dim > 64, NaN rows
     ("held_out_32", 3, "siglip-kernel, memeff", 0, 1, 0),  # memeff's float-atomic denominators: GPU only
+    # a further fresh pair, prepared at a553ac8 without running the audit on it; figures TODO once audited
+    ("held_out_33", 4, "late-interaction-kernels", 0, 4, 0),  # PLAID bit order (no probe sees it), bf16 dot, 2 atomics
+    ("held_out_34", 4, "cuda-triton-multiarch", 0, 6, 0),  # FA: head_dim 128, padded keys, rows past T, layout; rms; swiglu
 ]
 FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_25", "held_out_26", "held_out_27",
-         "held_out_28", "held_out_29", "held_out_30", "held_out_31", "held_out_32")
+         "held_out_28", "held_out_29", "held_out_30", "held_out_31", "held_out_32", "held_out_33", "held_out_34")
 
 
 def _not_yet_audited() -> tuple[str, ...]:
