@@ -278,8 +278,9 @@ LATER_BATCHES = [
     # a further fresh pair, prepared at f4975fb without running the audit on it; figures TODO once audited
     ("held_out_29", 2, "lion-pytorch, hyper-connections", 0, 0, 0),  # no known problem (read and run); notes only
     ("held_out_30", 2, "accelerated-scan", 0, 0, 0),  # no known problem (read and run); int32 offsets: a note
-    ("held_out_31", 4, "xfuser, flash-colsum", 0, 4, 0),  # colsum: padded keys in the softmax, head_dim > 64, NaN rows
-    ("held_out_32", 3, "siglip-kernel, memeff", 0, 1, 0),  # memeff's float-atomic denominators: GPU only
+    # a further fresh pair, prepared at f4975fb without running the audit on it, audited on the rules frozen at 454e567
+    ("held_out_31", 4, "xfuser, flash-colsum", 3, 4, 3),  # colsum's padded keys, d 128, NaN rows; d > 64 (sizes) missed
+    ("held_out_32", 3, "siglip-kernel, memeff", 0, 1, 0),  # its 3 P0s false; the float-atomic P1: GPU only, missed
     # a further fresh pair, prepared at a553ac8 without running the audit on it; figures TODO once audited
     ("held_out_33", 4, "late-interaction-kernels", 0, 4, 0),  # PLAID bit order (no probe sees it), bf16 dot, 2 atomics
     ("held_out_34", 4, "cuda-triton-multiarch", 0, 6, 0),  # FA: head_dim 128, padded keys, rows past T, layout; rms; swiglu
