@@ -5,15 +5,5 @@
 #   int8_round 1 (truncation on the GPU too), gelu_half 1 (fp16/bf16 CompilationError, fp32 matches),
 #   cache_hnd 1 (HND wrong, NHD right), int8_strided 1 (note), cce_repeat 1 (some of lse/logit_avg/neg_dot/dE/dC differ run to run),
 #   rms_int32 and cce_int32: 1 if the int32 offsets wrap on real hardware (robustness notes, not known P0s).
-cmds="int8_round gelu_half cache_hnd int8_strided cce_repeat rms_int32 cce_int32"
-declare -A rc_of
-for cmd in $cmds; do
-  timeout 150 python3 benchmarks/explore/held_out_21_22.py "$cmd" > "$OUT/x/ho2122_$cmd.log" 2>&1
-  rc_of[$cmd]=$?; stamp "ho2122_$cmd rc=${rc_of[$cmd]}"
-  grep -v -i "warn" "$OUT/x/ho2122_$cmd.log" | tail -n 8 | cut -c1-300
-done
-echo "| problem | rc | result |"
-echo "|---|---|---|"
-for cmd in $cmds; do
-  echo "| $cmd | ${rc_of[$cmd]} | $(grep -E "^$cmd: " "$OUT/x/ho2122_$cmd.log" | tr '\n|' ' /' | cut -c1-400) |"
-done
+checks benchmarks/explore/held_out_21_22.py ho2122 150 int8_round gelu_half cache_hnd int8_strided cce_repeat rms_int32 \
+  cce_int32

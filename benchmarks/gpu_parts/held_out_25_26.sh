@@ -11,13 +11,8 @@
 #   gptq_layout 1 (note: a column-major x is read wrong, the contiguous one right),
 #   gptq_tail / gptq_bwd_tail: rc 0 (no Python-visible error: the stored columns are right), and memcheck errors > 0
 #   at size 896 (reads past qweight/scales/qzeros; past g_idx, then wild reads), 0 for gptq_tail at 1024 (the control).
-cmds="examples dq_recompile a16w8_repeat autotune_per_call gptq_layout gptq_tail gptq_bwd_tail"
-declare -A rc_of
-for cmd in $cmds; do
-  timeout 150 python3 benchmarks/explore/held_out_25_26.py "$cmd" > "$OUT/x/ho2526_$cmd.log" 2>&1
-  rc_of[$cmd]=$?; stamp "ho2526_$cmd rc=${rc_of[$cmd]}"
-  grep -v -i "warn" "$OUT/x/ho2526_$cmd.log" | tail -n 8 | cut -c1-300
-done
+checks benchmarks/explore/held_out_25_26.py ho2526 150 examples dq_recompile a16w8_repeat autotune_per_call gptq_layout \
+  gptq_tail gptq_bwd_tail
 CS=/usr/local/cuda/bin/compute-sanitizer
 declare -A mc_of
 for run_ in gptq_tail:896 gptq_tail:1024 gptq_bwd_tail:896; do
@@ -31,11 +26,8 @@ for run_ in gptq_tail:896 gptq_tail:1024 gptq_bwd_tail:896; do
     grep -m2 -E "Invalid __global__ read|at .*kernel" "$log" | cut -c1-200
   }
 done
-echo "| problem | rc | result |"
+echo "| memcheck | rc and summary | |"
 echo "|---|---|---|"
-for cmd in $cmds; do
-  echo "| $cmd | ${rc_of[$cmd]} | $(grep -E "^$cmd: " "$OUT/x/ho2526_$cmd.log" | tr '\n|' ' /' | cut -c1-400) |"
-done
 for key in gptq_tail_896 gptq_tail_1024 gptq_bwd_tail_896; do
   echo "| memcheck $key | ${mc_of[$key]} |  |"
 done

@@ -9,16 +9,5 @@
 #   mx_bf16 0 (bf16 matches on the GPU: the CPU mismatch is an interpreter gap; 1 would make it a real P0 of the kernel),
 #   mx_ragged 0 (in_features 48 right on the GPU: the CPU heap corruption is the interpreter's `and`),
 #   entmax_autotune 1 (each new row length autotunes again: a labelling note), adaln_mean 1 and e5m3_nan 1 (notes).
-cmds="rms_rope_grid entmax_interp mx_bf16 mx_ragged entmax_autotune adaln_mean e5m3_nan"
-declare -A rc_of
-for cmd in $cmds; do
-  lim=90; [ "$cmd" = entmax_autotune ] && lim=150
-  timeout $lim python3 benchmarks/explore/held_out_27_28.py "$cmd" > "$OUT/x/ho2728_$cmd.log" 2>&1
-  rc_of[$cmd]=$?; stamp "ho2728_$cmd rc=${rc_of[$cmd]}"
-  grep -v -i "warn" "$OUT/x/ho2728_$cmd.log" | tail -n 8 | cut -c1-300
-done
-echo "| check | rc | result |"
-echo "|---|---|---|"
-for cmd in $cmds; do
-  echo "| $cmd | ${rc_of[$cmd]} | $(grep -E "^$cmd: " "$OUT/x/ho2728_$cmd.log" | tr '\n|' ' /' | cut -c1-400) |"
-done
+checks benchmarks/explore/held_out_27_28.py ho2728 90 rms_rope_grid entmax_interp mx_bf16 mx_ragged entmax_autotune:150 \
+  adaln_mean e5m3_nan

@@ -9,16 +9,5 @@
 #   lion_int32 1, scan_int32 1, complex_int32 1 (int32 offsets past 2**31 / 2**30 elements: an illegal address or
 #     wrong last channels; 0 would make the int32_offset_overflow notes false),
 #   scan_grid 1 (65,535 channels run and match, 65,536 fail to launch: grid axis 1; a labelling note).
-cmds="examples lion_nan lion_layout sinkhorn_bwd lion_int32 scan_int32 complex_int32 scan_grid"
-declare -A rc_of
-for cmd in $cmds; do
-  lim=20; case $cmd in examples) lim=45;; sinkhorn_bwd) lim=30;; *_int32) lim=35;; esac
-  timeout $lim python3 benchmarks/explore/held_out_29_30.py "$cmd" > "$OUT/x/ho2930_$cmd.log" 2>&1
-  rc_of[$cmd]=$?; stamp "ho2930_$cmd rc=${rc_of[$cmd]}"
-  grep -v -i "warn" "$OUT/x/ho2930_$cmd.log" | tail -n 8 | cut -c1-300
-done
-echo "| check | rc | result |"
-echo "|---|---|---|"
-for cmd in $cmds; do
-  echo "| $cmd | ${rc_of[$cmd]} | $(grep -E "^$cmd: " "$OUT/x/ho2930_$cmd.log" | tr '\n|' ' /' | cut -c1-400) |"
-done
+checks benchmarks/explore/held_out_29_30.py ho2930 20 examples:45 lion_nan lion_layout sinkhorn_bwd:30 lion_int32:35 \
+  scan_int32:35 complex_int32:35 scan_grid

@@ -18,17 +18,5 @@
 #     1 would make it a real P0 at the callers' sizes),
 #   vsa_pool 0, siglip_chunk 0, clip_fa 0 (the entries are right at the callers' real sizes; clip_fa also prints the
 #     error the fp16 cast of prob costs against float64: a labelling note for precision findings).
-cmds="colsum_ragged colsum_headdim colsum_causal_d128 colsum_causal_qlen colsum_repeat memeff_denom_repeat
-block_mask_ragged vsa_pool siglip_chunk clip_fa"
-declare -A rc_of
-for cmd in $cmds; do
-  lim=20; case $cmd in colsum_*) lim=15;; esac
-  timeout $lim python3 benchmarks/explore/held_out_31_32.py "$cmd" > "$OUT/x/ho3132_$cmd.log" 2>&1
-  rc_of[$cmd]=$?; stamp "ho3132_$cmd rc=${rc_of[$cmd]}"
-  grep -v -i "warn" "$OUT/x/ho3132_$cmd.log" | tail -n 8 | cut -c1-300
-done
-echo "| check | rc | result |"
-echo "|---|---|---|"
-for cmd in $cmds; do
-  echo "| $cmd | ${rc_of[$cmd]} | $(grep -E "^$cmd: " "$OUT/x/ho3132_$cmd.log" | tr '\n|' ' /' | cut -c1-400) |"
-done
+checks benchmarks/explore/held_out_31_32.py ho3132 20 colsum_ragged:15 colsum_headdim:15 colsum_causal_d128:15 \
+  colsum_causal_qlen:15 colsum_repeat:15 memeff_denom_repeat block_mask_ragged vsa_pool siglip_chunk clip_fa

@@ -11,15 +11,5 @@
 #   qwen3_denom_repeat 1   -> memeff/_common.py:307 real,
 #   qwen3_grad_repeat 1    -> memeff/_common.py:355, 362 real.
 # 0 for one of them makes that label a paper-only P1: relabel it false ("repeats agree on the H100"); 124 = timed out.
-cmds="colsum_causal_repeat grad_both_repeat qwen3_denom_repeat qwen3_grad_repeat"
-declare -A rc_of
-for cmd in $cmds; do
-  timeout 45 python3 benchmarks/explore/held_out_31_32_labels.py "$cmd" > "$OUT/x/ho3132l_$cmd.log" 2>&1
-  rc_of[$cmd]=$?; stamp "ho3132l_$cmd rc=${rc_of[$cmd]}"
-  grep -v -i "warn" "$OUT/x/ho3132l_$cmd.log" | tail -n 6 | cut -c1-300
-done
-echo "| check | rc | result |"
-echo "|---|---|---|"
-for cmd in $cmds; do
-  echo "| $cmd | ${rc_of[$cmd]} | $(grep -E "^$cmd: " "$OUT/x/ho3132l_$cmd.log" | tr '\n|' ' /' | cut -c1-300) |"
-done
+CHECK_TAIL=6 checks benchmarks/explore/held_out_31_32_labels.py ho3132l 45 colsum_causal_repeat grad_both_repeat \
+  qwen3_denom_repeat qwen3_grad_repeat
