@@ -275,9 +275,9 @@ LATER_BATCHES = [
     # a further fresh pair, prepared without running the audit on it, audited on the rules frozen at 6ab0cc4
     ("held_out_27", 4, "comfy-kitchen", 0, 1, 0),  # no P0/P1; rms_rope's > 65535-token grid (GPU only) is missed
     ("held_out_28", 3, "amd-quark, adasplash", 1, 1, 1),  # entmax's TRITON_INTERPRET crash (interpreter mode)
-    # a further fresh pair, prepared at f4975fb without running the audit on it; figures TODO once audited
-    ("held_out_29", 2, "lion-pytorch, hyper-connections", 0, 0, 0),  # no known problem (read and run); notes only
-    ("held_out_30", 2, "accelerated-scan", 0, 0, 0),  # no known problem (read and run); int32 offsets: a note
+    # a further fresh pair, prepared at f4975fb without running the audit on it, audited on the rules frozen at 454e567
+    ("held_out_29", 2, "lion-pytorch, hyper-connections", 0, 0, 0),  # lion's layout P0 is false (callers share p's layout)
+    ("held_out_30", 2, "accelerated-scan", 1, 1, 1),  # scalar backward's out-of-bounds read: found by the audit itself
     ("held_out_31", 4, "xfuser, flash-colsum", 0, 4, 0),  # colsum: padded keys in the softmax, head_dim > 64, NaN rows
     ("held_out_32", 3, "siglip-kernel, memeff", 0, 1, 0),  # memeff's float-atomic denominators: GPU only
 ]

@@ -1,14 +1,22 @@
-"""Memory traffic of accelerated-scan's complex scan (held_out_30) against its ideal, for the uncoalesced_access P1
+"""Two GPU checks of held_out_30's labels (accelerated-scan 0.3.1), run by benchmarks/gpu_parts/held_out_30_labels.sh.
+
+1. `oob`: scalar.py's backward_scan loads the shifted states with mask=t > 0 only (line 82), so for T not a multiple of
+BLOCK 2048 the last (batch, channel) reads up to 2047 floats past `states` (the interpreter's bounds check saw it: the
+probe_grad P0, labelled real). Run under compute-sanitizer memcheck with PYTORCH_NO_CUDA_MEMORY_CACHING=1, one
+forward + backward at the harness's [1, 4, 5000] and at [1, 512, 1024]: expected invalid global reads in
+backward_scan for `scalar`, none for `complex` (its load masks (t > 0) & (t < seqlen)).
+
+2. Memory traffic of accelerated-scan's complex scan against its ideal, for the uncoalesced_access P1
 findings on complex.py (lines 40-43, 61-62, 111-116, 139-150): the kernels address view_as_real's (real, imag) pairs
 as two loads (or stores) of stride 2, one at offset and one at offset + 1. The claim to settle is whether that costs
 main (DRAM) traffic: each stride-2 access touches twice the sectors it uses, but its partner at + 1 uses the other
 half of the same sectors, so the bytes fetched from DRAM should equal the bytes the kernel needs.
 
-  python benchmarks/explore/held_out_30_traffic.py run            # one forward + backward of each scan (ncu target)
-  python benchmarks/explore/held_out_30_traffic.py report CSV     # the ncu CSV -> table; exit 1 if traffic inflates
+  python benchmarks/explore/held_out_30_labels.py oob scalar|complex   # forward + backward at two ragged sizes
+  python benchmarks/explore/held_out_30_labels.py run                   # one forward + backward of each scan (ncu)
+  python benchmarks/explore/held_out_30_labels.py report CSV            # the ncu CSV -> table; exit 1 if inflated
 
-The part benchmarks/gpu_parts/held_out_30_traffic.sh runs `run` under ncu (GPU only) and `report` on its CSV. The
-launches, in order: complex forward_scan, complex backward_scan ([1, C, T] complex64), then the scalar scan on the
+The part runs `run` under ncu (GPU only) and `report` on its CSV. The ncu launches, in order: complex forward_scan, complex backward_scan ([1, C, T] complex64), then the scalar scan on the
 same number of float32 values ([1, C, 2T]: the same bytes, unit-stride lanes) as the coalesced yardstick.
 """
 
@@ -42,7 +50,7 @@ def _load(name: str):
 def run() -> int:
     import torch
     if not torch.cuda.is_available():
-        print("held_out_30_traffic: needs a GPU (ncu)")
+        print("held_out_30_labels: needs a GPU (ncu)")
         return 2
     cplx, scal = _load("complex"), _load("scalar")
     torch.manual_seed(0)
@@ -54,8 +62,34 @@ def run() -> int:
     xs = torch.rand(1, C, 2 * T, device="cuda").requires_grad_()
     scal.scan(fs, xs).backward(torch.ones_like(xs))
     torch.cuda.synchronize()
-    print("held_out_30_traffic: ran 4 launches")
+    print("held_out_30_labels: ran 4 launches")
     return 0
+
+
+def oob(name: str) -> int:
+    """One forward + backward of scan `name` at the harness's [1, 4, 5000] and at [1, 512, 1024] (T below one block),
+    checked against the float64 recurrence; memcheck (the part) says whether any access left its tensor."""
+    import torch
+    if not torch.cuda.is_available():
+        print("held_out_30_labels: needs a GPU (compute-sanitizer)")
+        return 2
+    mod = _load(name)
+    worst = 0.0
+    for b, c, t in ((1, 4, 5000), (1, 512, 1024)):
+        torch.manual_seed(0)
+        f = 0.999 + 0.001 * torch.rand(b, c, t, device="cuda")
+        x = torch.rand(b, c, t, device="cuda")
+        if name == "complex":
+            f, x = torch.complex(f, torch.zeros_like(f)), torch.complex(x, torch.zeros_like(x))
+        f.requires_grad_(), x.requires_grad_()
+        out = mod.scan(f, x)
+        out.real.sum().backward() if name == "complex" else out.sum().backward()
+        got = x.grad.real if name == "complex" else x.grad  # d sum(states) / d inputs = 1 + f + f f + ... > 0
+        worst = max(worst, float((got <= 0).sum()), float(~torch.isfinite(got).all()))
+        print(f"held_out_30_labels: oob {name} [{b}, {c}, {t}]: forward + backward ran, d_inputs finite and positive: "
+              f"{bool(torch.isfinite(got).all() and (got > 0).all())}")
+    torch.cuda.synchronize()
+    return 0 if worst == 0 else 1
 
 
 def report(path: str) -> int:
@@ -70,7 +104,7 @@ def report(path: str) -> int:
             ids.append(i)
         val[(i, r[col["Metric Name"]])] = float(r[col["Metric Value"]].replace(",", ""))
     if len(ids) != len(LAUNCHES):
-        print(f"held_out_30_traffic: expected {len(LAUNCHES)} profiled launches, got {len(ids)}")
+        print(f"held_out_30_labels: expected {len(LAUNCHES)} profiled launches, got {len(ids)}")
         return 2
     per = C * T * 8  # bytes of one complex64 tensor (= one float32 tensor of [1, C, 2T])
     print("| launch | DRAM read / ideal | DRAM write / ideal | L2 read sectors / ideal | L2 write sectors / ideal "
@@ -87,7 +121,7 @@ def report(path: str) -> int:
         us = val[(i, "gpu__time_duration.sum")] / 1e3  # ncu reports ns with --print-units base
         print(f"| {name} | " + " | ".join(f"{c:.2f}" for c in cells) + f" | {us:.0f} |")
     verdict = "no" if worst <= 1.15 else "YES"
-    print(f"held_out_30_traffic: complex scan DRAM traffic at most {worst:.2f}x its ideal: inflated by the stride-2 "
+    print(f"held_out_30_labels: complex scan DRAM traffic at most {worst:.2f}x its ideal: inflated by the stride-2 "
           f"lanes: {verdict}")
     return 0 if worst <= 1.15 else 1
 
@@ -95,7 +129,9 @@ def report(path: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "run":
         sys.exit(run())
+    if len(sys.argv) == 3 and sys.argv[1] == "oob" and sys.argv[2] in ("scalar", "complex"):
+        sys.exit(oob(sys.argv[2]))
     if len(sys.argv) == 3 and sys.argv[1] == "report":
         sys.exit(report(sys.argv[2]))
-    print(f"usage: {sys.argv[0]} run | report CSV", file=sys.stderr)
+    print(f"usage: {sys.argv[0]} oob scalar|complex | run | report CSV", file=sys.stderr)
     sys.exit(2)
