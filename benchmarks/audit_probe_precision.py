@@ -29,7 +29,7 @@ flashnn), `held_out_26` (a twenty-sixth, beside the twenty-fifth on the same rul
 gemlite), `held_out_27` (a twenty-seventh, a further fresh pair of issue 35, audited with the rules as they stood at
 6ab0cc4, unchanged: comfy-kitchen), `held_out_28` (a twenty-eighth, beside the twenty-seventh on the same rules:
 amd-quark, adasplash), `held_out_29` (a twenty-ninth, a further fresh pair of issue 35, audited with the rules as they
-stood at TODO, unchanged: lion-pytorch, hyper-connections), `held_out_30` (a thirtieth, beside the twenty-ninth on the
+stood at 454e567, unchanged: lion-pytorch, hyper-connections), `held_out_30` (a thirtieth, beside the twenty-ninth on the
 same rules: accelerated-scan), `held_out_31` (a thirty-first, a further fresh pair, audited with the rules as they
 stood at 454e567, unchanged: xfuser, flash-colsum), `held_out_32` (a thirty-second, beside the thirty-first on the same
 rules: siglip-kernel, memeff), `held_out_33` (a thirty-third, a further fresh pair of issue 35, audited with the rules
@@ -40,7 +40,7 @@ thirty-third on the same rules: cuda-triton-multiarch) or
 the first three, all four, all five, all six, all seven, all eight, all ten, all twelve, all fourteen, all
 sixteen, all eighteen, all twenty, all twenty-four and all twenty-eight held-out batches, the twenty-fifth and
 twenty-sixth together (both fresh on the rules of 6ab0cc4), the twenty-seventh and twenty-eighth together (likewise),
-the twenty-ninth and thirtieth together (fresh on the rules of TODO), the thirty-first and thirty-second together
+the twenty-ninth and thirtieth together (fresh on the rules of 454e567), the thirty-first and thirty-second together
 (fresh on the rules of 454e567), the thirty-third and thirty-fourth together (fresh on the rules of 7c7c73c),
 the twenty-third and twenty-fourth together
 (both fresh on the rules of a6a4187), the twenty-first and twenty-second together (both fresh on the rules of a6a4187), the
@@ -93,7 +93,7 @@ SETS = ("held_out", "held_out_2", "held_out_3", "held_out_4", "held_out_5", "hel
 # twenty-first and twenty-second (issue 35's first fresh pair, on the same rules), the twenty-third and twenty-fourth
 # (its second fresh pair, on the same rules), all twenty-four, the twenty-fifth and twenty-sixth (its third fresh pair,
 # on the rules of 6ab0cc4), the twenty-seventh and twenty-eighth (a further fresh pair, on the same rules), all
-# twenty-eight, the twenty-ninth and thirtieth (a further fresh pair, on the rules of TODO), the thirty-first and
+# twenty-eight, the twenty-ninth and thirtieth (a further fresh pair, on the rules of 454e567), the thirty-first and
 # thirty-second (a further fresh pair, on the rules of 454e567), the thirty-third and thirty-fourth (a further fresh
 # pair, on the rules of 7c7c73c).
 COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
@@ -155,10 +155,9 @@ COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
             ("held_out_33 + held_out_34", ("held_out_33", "held_out_34")))
 # Issue 35's fresh sets, prepared without running the audit on them: a run without --only leaves them out until the
 # rules are frozen (audit them with --only SET, label every P0/P1, then empty this). held_out_21..24: audited at a6a4187.
-# held_out_25..28: audited at 6ab0cc4 and labelled. held_out_29..30: prepared at f4975fb, not audited.
-# held_out_31..32: audited at 454e567 and labelled. held_out_33/34: prepared at a553ac8, audited at 7c7c73c, not
-# labelled yet.
-NOT_YET_AUDITED: tuple[str, ...] = ("held_out_29", "held_out_30", "held_out_33", "held_out_34")
+# held_out_25..28: audited at 6ab0cc4 and labelled. held_out_29..32: audited at 454e567 and labelled.
+# held_out_33/34: prepared at a553ac8, audited at 7c7c73c, not labelled yet.
+NOT_YET_AUDITED: tuple[str, ...] = ("held_out_33", "held_out_34")
 
 
 def labels() -> dict[str, Any]:

