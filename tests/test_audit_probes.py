@@ -281,9 +281,9 @@ LATER_BATCHES = [
     ("held_out_30", 2, "accelerated-scan", 1, 1, 1),  # scalar backward's out-of-bounds read: found by the audit itself
     ("held_out_31", 4, "xfuser, flash-colsum", 3, 4, 3),  # colsum's padded keys, d 128, NaN rows; d > 64 (sizes) missed
     ("held_out_32", 3, "siglip-kernel, memeff", 0, 1, 0),  # its 3 P0s false; the float-atomic P1: GPU only, missed
-    # a further fresh pair, prepared at a553ac8 without running the audit on it; figures TODO once audited
-    ("held_out_33", 4, "late-interaction-kernels", 0, 4, 0),  # PLAID bit order (no probe sees it), bf16 dot, 2 atomics
-    ("held_out_34", 4, "cuda-triton-multiarch", 0, 6, 0),  # FA: head_dim 128, padded keys, rows past T, layout; rms; swiglu
+    # a further fresh pair, prepared at a553ac8 without running the audit on it, audited on the rules frozen at 7c7c73c
+    ("held_out_33", 4, "late-interaction-kernels", 0, 4, 0),  # no P0; 2 of 4 host_sync P1s real; 4 known: none found
+    ("held_out_34", 4, "cuda-triton-multiarch", 1, 6, 1),  # FA head_dim 128 found; its 3 layout P0s false; 5 missed
 ]
 FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_25", "held_out_26", "held_out_27",
          "held_out_28", "held_out_29", "held_out_30", "held_out_31", "held_out_32", "held_out_33", "held_out_34")
