@@ -1,0 +1,29 @@
+# PART=held_out_35_38_labels (issue 45's two fresh pairs): the known problems and labelling checks of held_out_35
+# (rotalabs-accel 1.1.1), held_out_36 (moe-ops 0.1.0), held_out_37 and held_out_38 on the GPU, one process per pair
+# (benchmarks/explore/held_out_35_38.py; per check: 1 = the problem shows, 0 = it does not, 2 = not run; a check
+# missing from the table ran past its group's limit). Well under 2 minutes (60 s + 50 s at most, most of it imports and
+# cold compiles); < 2 GB of GPU memory. No audit is run here.
+# Sourced by benchmarks/gpu_session.sh ($OUT/x and stamp set up there). Expected if the labels are right:
+#   examples 0 (every file's harness example right on the GPU, rope excepted: see rope_pairs),
+#   rope_pairs 1, rope_gqa 1 (elements written past k_out), rope_positions 1, rope_headdim 1 (a note: 96 and 80 raise),
+#   gemm_dtype 1 (bf16 and float32 activations fail to compile), gemm_autotune_m: a labelling note, its table prints
+#     first- and second-call times per token count (1 while the autotuner keeps an entry per M),
+#   permute_experts 1, permute_recompile 1 (one compiled variant per token count; 0 would make the P1 paper-only),
+#   permute_order 1 (grouped_gemm's weight gradient differs from run to run; 0 would make the P1 paper-only: say so),
+#   gmm_offsets_ends 1, unpermute_max_tokens 1 (a note).
+a="examples rope_pairs rope_gqa rope_positions rope_headdim gemm_dtype gemm_autotune_m permute_experts permute_recompile permute_order gmm_offsets_ends unpermute_max_tokens"
+b=""
+timeout 60 python3 benchmarks/explore/held_out_35_38.py $a > "$OUT/x/ho3538_a.log" 2>&1
+stamp "ho3538_a rc=$?"
+if [ -n "$b" ]; then
+  timeout 50 python3 benchmarks/explore/held_out_35_38.py $b > "$OUT/x/ho3538_b.log" 2>&1
+  stamp "ho3538_b rc=$?"
+fi
+logs=$(ls "$OUT"/x/ho3538_*.log)
+grep -v -i "warn" $logs | grep -v "^.*: *rc " | tail -n 50 | cut -c1-300
+echo "| check | rc | result |"
+echo "|---|---|---|"
+for cmd in $a $b; do
+  rc=$(grep -h "^rc $cmd=" $logs | head -1 | cut -d= -f2)
+  echo "| $cmd | ${rc:-none} | $(grep -h "^$cmd: " $logs | tr '\n|' ' /' | cut -c1-400) |"
+done
