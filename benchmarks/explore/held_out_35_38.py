@@ -1,25 +1,33 @@
 """The known problems and the labelling checks of issue 45's two fresh pairs, held_out_35 (rotalabs-accel 1.1.1) +
-held_out_36 (moe-ops 0.1.0) and held_out_37 + held_out_38 (see tests/audit_public_corpus/README.md), one subcommand
-each, run on the corpus copies (tests/audit_public_corpus/...) with the callers' inputs built by the batches' harnesses
-(tests/audit_public_harnesses/...). Written without running the audit on these files.
+held_out_36 (moe-ops 0.1.0) and held_out_37 (flashlib 0.4.0, torch-fps 0.6.0) + held_out_38 (fasterkernels 0.2.0,
+fused-turboquant 0.1.0), one subcommand each, run on the corpus copies (tests/audit_public_corpus/...) with the callers'
+inputs built by the batches' harnesses (tests/audit_public_harnesses/...). Written without running the audit on these
+files (tests/audit_public_corpus/README.md, the held_out_35..38 sections).
 
 Each subcommand exits 1 while the problem shows (wrong result, out-of-bounds write, crash, run-to-run difference, a
-compile per call), 0 when it does not, 2 when it cannot run here (it needs a GPU). Without CUDA the kernels run under
-Triton's interpreter (TRITON_INTERPRET=1 is set here then, with the audit worker's untimed autotuner, the first pruned
-config, and its bf16 dots that multiply values).
+compile per call, a host sync), 0 when it does not, 2 when it cannot run here (it needs a GPU). Without CUDA the kernels
+run under Triton's interpreter (TRITON_INTERPRET=1 is set here then, with the audit worker's untimed autotuner, the
+first pruned config, and its bf16 dots that multiply values).
 
   python benchmarks/explore/held_out_35_38.py examples          # every file's harness example against its reference
+  python benchmarks/explore/held_out_35_38.py examples_a        # ... of held_out_35/36 only (examples_b: 37/38)
   python benchmarks/explore/held_out_35_38.py rope_pairs        # apply_rope: the odd element of each pair (P0)
   python benchmarks/explore/held_out_35_38.py rope_gqa          # apply_rope: k with fewer heads than q (P0)
   python benchmarks/explore/held_out_35_38.py rope_positions    # apply_rope: per-batch position_ids cos/sin (P0)
   python benchmarks/explore/held_out_35_38.py rope_headdim      # apply_rope: head_dim 96 / 80 (a robustness note)
   python benchmarks/explore/held_out_35_38.py gemm_dtype        # int8_gemm: bf16 / fp32 activations (P0)
-  python benchmarks/explore/held_out_35_38.py gemm_autotune_m   # int8_gemm: autotune per token count (P1; GPU)
+  python benchmarks/explore/held_out_35_38.py gemm_autotune_m   # int8_gemm: autotune per token count (a note; GPU)
   python benchmarks/explore/held_out_35_38.py permute_experts   # permute: E not a power of two, E left out (P0)
   python benchmarks/explore/held_out_35_38.py permute_recompile # permute: a compile per token count (P1)
   python benchmarks/explore/held_out_35_38.py permute_order     # permute + grouped_gemm: atomic slot order (P1; GPU)
   python benchmarks/explore/held_out_35_38.py gmm_offsets_ends  # grouped_gemm: offsets as [E] group ends (P0)
   python benchmarks/explore/held_out_35_38.py unpermute_max_tokens  # unpermute: max_tokens > num_tokens (a note)
+  python benchmarks/explore/held_out_35_38.py scaler_repeat     # flashlib scaler: float64 atomics (a note; GPU)
+  python benchmarks/explore/held_out_35_38.py fk_sink           # flash_decode_gqa_varlen: attention sinks (P0)
+  python benchmarks/explore/held_out_35_38.py fk_varlen_sync    # flash_decode_gqa_varlen: a host sync per call (P1)
+  python benchmarks/explore/held_out_35_38.py fk_split_buffers  # hf decode: split buffers reused across configs (P0)
+  python benchmarks/explore/held_out_35_38.py fk_sliding_window # hf decode: sliding-window cache lengths (P0)
+  python benchmarks/explore/held_out_35_38.py fk_paged_compile  # paged_flash_decode: `break` does not compile (P0)
 
 Several names run in one process, each followed by `rc NAME=N` (benchmarks/gpu_parts/held_out_35_38_labels.sh does so).
 """
@@ -69,10 +77,31 @@ def _pair(project: str, name: str):
     return h, k
 
 
-def _case(shape, seed=0, dtype=torch.float32):
-    from pytorch_to_triton.worker.validation.tasks import Case
+class _Case:
+    """The harnesses' `case` (shape, device, randn, rand, randint), as the validator's tasks.Case makes values: a seeded
+    CPU generator, values moved to the device (kept here so that the GPU machine needs no server package)."""
 
-    return Case(name="example", shape=shape, dtype=dtype, device=DEV, seed=seed)
+    def __init__(self, shape, seed: int = 0) -> None:
+        self.shape, self.device, self.scale = shape, DEV, 1.0
+        self._gen = torch.Generator().manual_seed(seed)
+
+    def randn(self, *shape, dtype=torch.float32):
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        if not dtype.is_floating_point:
+            return self.randint(-64, 64, shape, dtype=dtype)
+        return torch.randn(shape, generator=self._gen).to(DEV, dtype)
+
+    def rand(self, *shape, low=0.0, high=1.0, dtype=torch.float32):
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return (low + (high - low) * torch.rand(shape, generator=self._gen)).to(DEV, dtype)
+
+    def randint(self, low, high, shape, dtype=torch.int64):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        return torch.randint(low, high, shape, generator=self._gen).to(DEV, dtype)
+
+
+def _case(shape, seed: int = 0) -> _Case:
+    return _Case(shape, seed)
 
 
 def _err(out, ref) -> tuple[float, float]:
@@ -118,8 +147,15 @@ def _guarded_empty_like(shape, extra_rows: int, fill: float = 7.0):
 FILES = (("rotalabs_accel", "normalization", "held_out_35"), ("rotalabs_accel", "activations", "held_out_35"),
          ("rotalabs_accel", "rope", "held_out_35"), ("rotalabs_accel", "gemm", "held_out_35"),
          ("moe_ops", "fused_topk_softmax_ops", "held_out_36"), ("moe_ops", "permute_ops", "held_out_36"),
-         ("moe_ops", "unpermute_ops", "held_out_36"), ("moe_ops", "grouped_gemm_ops", "held_out_36"))
+         ("moe_ops", "unpermute_ops", "held_out_36"), ("moe_ops", "grouped_gemm_ops", "held_out_36"),
+         ("flashlib", "norm", "held_out_37"), ("flashlib", "scaler", "held_out_37"),
+         ("flashlib", "gram_gemm", "held_out_37"), ("torch_fps", "_triton", "held_out_37"),
+         ("fasterkernels", "triton_fa2", "held_out_38"), ("fasterkernels", "triton_gqa_decode", "held_out_38"),
+         ("fasterkernels", "triton_gqa_decode_hf", "held_out_38"), ("fasterkernels", "triton_paged_attn", "held_out_38"),
+         ("fused_turboquant", "triton_attention", "held_out_38"))
 EXAMPLE_SHOWS = {("rotalabs_accel", "rope"): "rope_pairs"}
+if CUDA:  # the interpreter runs Python's break; a GPU compile refuses it
+    EXAMPLE_SHOWS[("fasterkernels", "triton_paged_attn")] = "fk_paged_compile"
 
 
 def _example(project: str, name: str) -> tuple[str, float, float, float]:
@@ -134,11 +170,13 @@ def _example(project: str, name: str) -> tuple[str, float, float, float]:
     return f"{project}/{name}.py {h.ENTRY}{tuple(shape)}", err, scale, atol + rtol * scale
 
 
-def examples() -> int:
+def examples(sets: tuple[str, ...] = ()) -> int:
     """Every labelled file's entry on its harness's example call, against the harness's reference (within the
     harness's tolerance). Files whose example shows a known problem are listed with the subcommand that shows it."""
     bad = False
-    for project, name, _ in FILES:
+    for project, name, s in FILES:
+        if sets and s not in sets:
+            continue
         if (project, name) in EXAMPLE_SHOWS:
             print(f"examples: {project}/{name}.py: its example shows a known problem: see {EXAMPLE_SHOWS[project, name]}")
             continue
@@ -148,6 +186,16 @@ def examples() -> int:
         print(f"examples: {label} max abs err {err:.3e} (|ref| up to {scale:.3g}, limit {limit:.2g}) "
               f"{'WRONG' if wrong else 'ok'}", flush=True)
     return 1 if bad else 0
+
+
+def examples_a() -> int:
+    """examples of held_out_35 and held_out_36 only."""
+    return examples(("held_out_35", "held_out_36"))
+
+
+def examples_b() -> int:
+    """examples of held_out_37 and held_out_38 only."""
+    return examples(("held_out_37", "held_out_38"))
 
 
 # ---------------------------------------------------------------- rotalabs-accel (held_out_35)
@@ -419,6 +467,197 @@ def unpermute_max_tokens() -> int:
     out = k.unpermute(inp, mbuf[: rmap.numel()], pbuf[:t], t, kk, t + 8)
     rows.append((f"max_tokens {t + 8} (first {t} rows)", *_err(out[:t], ref)))
     return _report("unpermute_max_tokens", rows, 5e-2)
+
+
+# ---------------------------------------------------------------- flashlib, torch-fps (held_out_37)
+
+
+def scaler_repeat() -> int:
+    """A labelling note, GPU only: flash_standard_scaler_fit adds each block's column sums into float64 totals with
+    tl.atomic_add (arrival order). Are the float32 mean and std bitwise the same over 5 runs at 1,000,000 x 64 (the
+    float64 order differences rarely reach float32's last bit)? exit 1 if they differ (then a float-atomic P1 on
+    the scaler is real), 0 if not (a finding is paper-only)."""
+    if not CUDA:
+        print("scaler_repeat: needs a GPU (the interpreter runs programs in order)")
+        return 2
+    _, k = _pair("flashlib", "scaler")
+    x = 100.0 + 5.0 * torch.randn(1_000_000, 64, generator=torch.Generator().manual_seed(8)).to(DEV)
+    runs = [k.flash_standard_scaler_fit(x)[:2] for _ in range(5)]
+    same = all(torch.equal(runs[0][0], r[0]) and torch.equal(runs[0][1], r[1]) for r in runs[1:])
+    print(f"scaler_repeat: float32 mean and std bitwise equal over 5 runs: {same} {'ok' if same else 'WRONG'}")
+    return 0 if same else 1
+
+
+# ---------------------------------------------------------------- fasterkernels, fused-turboquant (held_out_38)
+
+
+def fk_sink() -> int:
+    """flash_decode_gqa_varlen(..., s_aux): the attention-sink logits (GPT-OSS) are added to the softmax denominator
+    as raw logits (l_i += s_aux) where a sink adds exp(s_aux - max) (the package's own reference, tilelang_gqa_decode's
+    ref_attention). The harness's example with per-head sinks drawn like logits (N(0, 1)); without sinks is the
+    control."""
+    h, k = _pair("fasterkernels", "triton_gqa_decode")
+    args = h.make_inputs(_case(h.AUDIT_SHAPE))
+    sink = torch.randn(h.AUDIT_SHAPE[1], generator=torch.Generator().manual_seed(9)).to(DEV)
+    rows = [("no sinks", *_err(k.flash_decode_gqa_varlen(*args), h.reference(*args))),
+            ("per-head sinks", *_err(k.flash_decode_gqa_varlen(*args, sink), h.reference(*args, sink)))]
+    return _report("fk_sink", rows, 1e-2)
+
+
+def fk_varlen_sync() -> int:
+    """flash_decode_gqa_varlen computes max_seqlen_kv = int((cu_seqlens_k[1:] - cu_seqlens_k[:-1]).max()) on every
+    call: a device-to-host sync per decode step (and per layer), for a value the kernel never reads (MAX_SEQLEN_KV
+    appears only in its signature). On a GPU: torch.cuda.set_sync_debug_mode("error") makes the sync raise (exit 1).
+    Under the interpreter (no device): read, exit 1 while the kernel leaves MAX_SEQLEN_KV unread and the wrapper
+    calls int() on a tensor reduction."""
+    import inspect
+
+    h, k = _pair("fasterkernels", "triton_gqa_decode")
+    src = inspect.getsource(getattr(k._flash_decode_gqa_varlen_kernel, "fn", k._flash_decode_gqa_varlen_kernel))
+    body = src.split(":", 1)[1].split("):", 1)[1]  # past the signature
+    unread = "MAX_SEQLEN_KV" not in body
+    wrapper = inspect.getsource(k.flash_decode_gqa_varlen)
+    syncs = "int((cu_seqlens_k" in wrapper
+    if not CUDA:
+        print(f"fk_varlen_sync: MAX_SEQLEN_KV read by the kernel: {not unread}; the wrapper syncs for it: {syncs} "
+              f"(read) {'WRONG' if unread and syncs else 'ok'}")
+        return 1 if unread and syncs else 0
+    args = h.make_inputs(_case(h.AUDIT_SHAPE))
+    k.flash_decode_gqa_varlen(*args)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        k.flash_decode_gqa_varlen(*args)
+        synced = False
+    except RuntimeError as e:
+        synced = "synchroniz" in str(e)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    print(f"fk_varlen_sync: the call synchronises the host: {synced}; MAX_SEQLEN_KV read by the kernel: {not unread} "
+          f"{'WRONG' if synced else 'ok'}")
+    return 1 if synced else 0
+
+
+def fk_split_buffers() -> int:
+    """flash_decode_gqa_hf_dense_optimized keeps its split-KV buffers in module globals, reallocated only when a call
+    has a larger batch (`_GLOBAL_SPLIT_OUT.shape[0] < batch_size`): a later call with more splits (a second
+    CUDAGraphRunner / engine with num_splits 16 after one with 8), other head counts or head_dim, or another dtype
+    reuses the first call's buffers with its own split count and head counts: partial outputs and (l, m) rows are
+    written past the buffers and across each other. Here the buffers a first call at num_splits 8 left are views at
+    the start of guarded buffers; a second call at the same batch with num_splits 16: exit 1 when a guard changes or
+    the output is wrong. num_splits 8 again is the control."""
+    h, k = _pair("fasterkernels", "triton_gqa_decode_hf")
+    b, hq, hk, s, d = h.AUDIT_SHAPE
+    q, kc, vc, lens, _, _ = h.make_inputs(_case(h.AUDIT_SHAPE))
+    ref = h.reference(q, kc, vc, lens)
+    shapes = ((b, hk, 8, hq, d), (b, hq * 8), (b, hq * 8))
+    fills = (0.0, 0.0, float("-inf"))
+    guards = [torch.full((2 * torch.Size(sh).numel(),), 7.0, dtype=dt, device=DEV)
+              for sh, dt in zip(shapes, (q.dtype, torch.float32, torch.float32), strict=True)]
+    views = []
+    for g, sh, f in zip(guards, shapes, fills, strict=True):
+        n = torch.Size(sh).numel()
+        g[:n] = f
+        views.append(g[:n].view(sh))
+    k._GLOBAL_SPLIT_OUT, k._GLOBAL_SPLIT_L, k._GLOBAL_SPLIT_M = views  # as a first call at num_splits 8 leaves them
+    bad = False
+    for ns in (8, 16):
+        out = k.flash_decode_gqa_hf_dense_optimized(q, kc, vc, lens, None, ns)
+        if CUDA:
+            torch.cuda.synchronize()
+        past = sum(int((g[torch.Size(sh).numel():] != 7.0).sum()) for g, sh in zip(guards, shapes, strict=True))
+        err, scale = _err(out, ref)
+        wrong = past > 0 or not err <= 1e-2
+        bad |= wrong
+        print(f"fk_split_buffers: num_splits {ns} into the 8-split buffers: {past} elements written past them; "
+              f"max abs err {err:.3e} (|ref| up to {scale:.3g}) {'WRONG' if wrong else 'ok'}")
+    k._GLOBAL_SPLIT_OUT = k._GLOBAL_SPLIT_L = k._GLOBAL_SPLIT_M = None
+    return 1 if bad else 0
+
+
+def fk_sliding_window() -> int:
+    """custom_hf_decode_attention_forward (the HF attention the package patches in) passes a sliding-window layer
+    cache_lens = clamp(len, max=window) with start offsets len - window, but the kernel reads positions
+    [start, cache_lens) of the cache as absolute indices: with the package's own static cache (engine's
+    CUDAGraphCache, [B, KV_H, max_len, D], token t at position t) a sequence longer than the window attends to
+    positions [len - window, window) (none at len >= 2 * window: 0 / 0). Decode at len 200 with a 64-token window
+    (Mistral-7B-v0.1's 4096, Gemma's 512-4096; cut), against attention over the last 64 positions; no window (full
+    attention) is the control."""
+    h, k = _pair("fasterkernels", "triton_gqa_decode_hf")
+    b, hq, hk, s, d = 1, 8, 2, 256, 64
+    g = torch.Generator().manual_seed(10)
+    q = torch.randn(b, hq, 1, d, generator=g).to(DEV, torch.float16)
+    kc = torch.randn(b, hk, s, d, generator=g).to(DEV, torch.float16)
+    vc = torch.randn(b, hk, s, d, generator=g).to(DEV, torch.float16)
+    n, window = 200, 64
+
+    class _Attn(torch.nn.Module):
+        num_key_value_heads = hk
+
+    pos = torch.tensor([n - 1], device=DEV)
+    rows = []
+    for label, win, lo in (("full attention", None, 0), (f"sliding window {window}", window, n - window)):
+        out, _ = k.custom_hf_decode_attention_forward(_Attn(), q, kc, vc, None, d ** -0.5, past_key_values=object(),
+                                                      cache_position=pos, sliding_window=win)
+        ref = h.reference(q[:, :, 0], kc, vc, torch.tensor([n], device=DEV), torch.tensor([lo], device=DEV))
+        rows.append((label, *_err(out, ref)))
+    return _report("fk_sliding_window", rows, 1e-2)
+
+
+_PAGED_COMPILE = """
+import importlib.util, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource, make_backend
+from triton.runtime.jit import JITFunction
+spec = importlib.util.spec_from_file_location("paged", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+jf = m._paged_flash_decode_kernel
+jf = jf if isinstance(jf, JITFunction) else JITFunction(jf.fn)
+ptr = {"Q": "*bf16", "K_Pool": "*bf16", "V_Pool": "*bf16", "Block_Table": "*i32", "Seq_Lens": "*i32", "Out": "*bf16"}
+const = {"PAGE_SIZE": 16, "BLOCK_H": 16, "HEAD_DIM": 128, "MAX_BLOCKS": 32}
+target = GPUTarget("cuda", 90, 32)
+backend = make_backend(target)
+kwargs = dict(const, num_warps=4, num_stages=2)
+spec_ = [("constexpr", const[p.name]) if p.name in const else (ptr.get(p.name, "i32"), "") for p in jf.params]
+bound = {p.name: const.get(p.name) for p in jf.params}
+opts, sig, consts, attrs = jf._pack_args(backend, kwargs, bound, spec_, backend.parse_options(kwargs))
+try:
+    triton.compile(ASTSource(jf, sig, consts, attrs), target=target, options=opts.__dict__)
+    print("compiled")
+except Exception as e:
+    print("error: " + " | ".join(str(e).strip().splitlines()[-2:]))
+"""
+
+
+def fk_paged_compile() -> int:
+    """_paged_flash_decode_kernel leaves its page loop with `break` (`if page_start >= seq_len: break`), which Triton's
+    compiler refuses ("unsupported AST node type: Break"): paged_flash_decode fails to compile on every call on a GPU,
+    while the interpreter runs Python's break and gives the right result (see examples). Under the interpreter the
+    kernel is compiled for sm_90 in a child process without TRITON_INTERPRET (Triton's own frontend, no GPU needed);
+    on a GPU the harness's example call is made. exit 1 when it does not compile."""
+    import subprocess
+
+    path = CORPUS / "fasterkernels" / "triton_paged_attn.py"
+    if not CUDA:
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        r = subprocess.run([sys.executable, "-c", _PAGED_COMPILE, str(path)], capture_output=True, text=True,
+                           env=env, timeout=300)
+        line = (r.stdout.strip().splitlines() or [r.stderr.strip()[-200:]])[-1]
+        bad = not line.startswith("compiled")
+        print(f"fk_paged_compile: sm_90 compile of _paged_flash_decode_kernel: {line[:200]} {'WRONG' if bad else 'ok'}")
+        return 1 if bad else 0
+    h, k = _pair("fasterkernels", "triton_paged_attn")
+    args = h.make_inputs(_case(h.AUDIT_SHAPE))
+    try:
+        out = k.paged_flash_decode(*args)
+        err, scale = _err(out, h.reference(*args))
+        print(f"fk_paged_compile: compiled and ran: max abs err {err:.3e} ok")
+        return 0
+    except Exception as e:  # noqa: BLE001 - the compile error is what this shows
+        print(f"fk_paged_compile: {type(e).__name__}: {str(e).strip().splitlines()[-1][:200]} WRONG")
+        return 1
 
 
 def _commands() -> dict:
