@@ -19,8 +19,11 @@ Method: B4 H32 S4096 bf16; inputs rotated over ROTATE sets; triton.testing.do_be
 run, warmup 10 ms, rep EXPLORE_REP_MS); SDPA default (cuDNN) and the shipped stage 3 timed in the same process;
 every variant checked against a float32 SDPA on the same values before it is timed (forward max abs error <=
 FWD_TOL; gradients max abs error / max abs <= GRAD_TOL; a race in a specialized kernel shows here); compiled facts
-(registers, spills, warp specialization, total warps, setmaxnreg) per planned row. Each combo runs its candidates in
-order until its share of EXPLORE_BUDGET_S is spent (rows past it: "skipped (time budget)"). Writes
+(registers, spills, warp specialization, total warps, setmaxnreg) per planned row. First a preflight runs every TMA
+plan once in a child process, PREFLIGHT_PLAN_S (60 s) at most each: a specialized kernel that deadlocks or faults is
+skipped with the reason instead of hanging the sweep, and the child's compiles are cached for the sweep. Then each
+combo runs its candidates in order until its share of EXPLORE_BUDGET_S is spent (rows past it: "skipped (time
+budget)"). Writes
 $OUT/attention_sweep.json after every row; prints the table last, then per combo SDPA vs shipped vs best and one
 "adopt:" line per table entry whose best beats the shipped plan by more than ADOPT_MARGIN.
 
@@ -34,6 +37,8 @@ import importlib.util
 import json
 import os
 import re
+import select
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,7 +50,7 @@ import triton.testing
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("OUT", "/tmp/out"))
-BUDGET_S = float(os.environ.get("EXPLORE_BUDGET_S", 240))
+BUDGET_S = float(os.environ.get("EXPLORE_BUDGET_S", 200))  # after the preflight (which compiles the TMA plans)
 REP_MS = int(os.environ.get("EXPLORE_REP_MS", 50))
 ROTATE = 2
 FWD_TOL = 2e-2
@@ -55,6 +60,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 B, H, S = (4, 32, 4096) if DEVICE == "cuda" else (1, 2, 128)
 COMBOS = [(True, 128), (True, 64), (False, 128), (False, 64)]  # the issue's row first
 COMBO_SHARE = [0.28, 0.24, 0.26, 0.22]  # of BUDGET_S, cumulative deadlines; unspent time carries over
+PREFLIGHT_S = float(os.environ.get("PREFLIGHT_PLAN_S", 60))  # one TMA plan's compile + one run, in the child
 T0 = time.perf_counter()
 
 
@@ -74,7 +80,6 @@ FWD_CANDIDATES = {
     128: [
         P("tma", 128, 128, 4, 2, ws=True, device_desc=True),
         P("tma", 128, 64, 4, 2, ws=True, device_desc=True),
-        P("tma", 128, 64, 4, 3, ws=True, device_desc=True),
         P("tma", 128, 128, 4, 2, ws=True, device_desc=True, persistent=1),
         P("tma", 256, 64, 4, 2, ws=True, device_desc=True),
         P("ptr", 128, 64, 8, 2, maxnreg=128),
@@ -84,7 +89,6 @@ FWD_CANDIDATES = {
     64: [
         P("tma", 128, 128, 4, 2, ws=True, device_desc=True),
         P("tma", 128, 64, 4, 2, ws=True, device_desc=True),
-        P("tma", 128, 128, 4, 3, ws=True, device_desc=True),
         P("tma", 256, 64, 4, 2, ws=True, device_desc=True),
         P("tma", 256, 128, 4, 2, ws=True, device_desc=True),
         P("tma", 128, 128, 4, 2, ws=True, device_desc=True, persistent=1),
@@ -97,14 +101,12 @@ FWD_CANDIDATES = {
 BWD_CANDIDATES = {
     128: [BP((64, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
           BP((32, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
-          BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma"),
           BP((64, 64, 4, 2), (128, 64, 8, 4), kind="tma", fused_dq=1),
           BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=1)],
     64: [BP((64, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
          BP((64, 128, 4, 3), (128, 64, 8, 4), kind="tma", ws=True),
          BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=1),
-         BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=2),
-         BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma")],
+         BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=2)],
 }
 
 
@@ -170,7 +172,7 @@ def _plan(text: str):
     return eval(text, {"FwdPlan": ST3.FwdPlan, "BwdPlan": ST3.BwdPlan})  # noqa: S307 - our own plan_text
 
 
-def run_combo(causal: bool, d: int, rows: list[dict], deadline: float) -> None:
+def run_combo(causal: bool, d: int, rows: list[dict], deadline: float, verdict: dict[str, str]) -> None:
     combo = f"{'causal' if causal else 'noncausal'} D{d}"
     g = torch.Generator(device=DEVICE).manual_seed(0)
     sets = [tuple(torch.randn((B, H, S, d), device=DEVICE, dtype=torch.bfloat16, generator=g) for _ in range(4))
@@ -248,13 +250,19 @@ def run_combo(causal: bool, d: int, rows: list[dict], deadline: float) -> None:
     record("shipped", "fwd+bwd", lambda: grad_err(st3_fb(0)), rotating(st3_fb), plan=shipped_bwd)
 
     # ---- forward candidates (the shipped plan is not timed twice)
+    def skip(variant: str, mode: str, plan, why: str) -> None:
+        rows.append({"combo": combo, "variant": variant, "mode": mode, "plan": plan_text(plan), "config": None,
+                     "ms": None, "tflops": None, "err": None, "facts": {}, "note": "skipped: " + why})
+        print(f"[{elapsed():6.1f}s] {combo:14s} {variant:10s} {mode:7s} {plan_text(plan)} -> skipped: {why}")
+
     for plan in FWD_CANDIDATES.get(d, []):
         if plan == shipped:
             continue
         if plan.kind == "tma" and ST3.tma_refusal(q, k, v, plan) is not None:
-            rows.append({"combo": combo, "variant": "tma", "mode": "fwd", "plan": plan_text(plan), "config": None,
-                         "ms": None, "tflops": None, "err": None, "facts": {},
-                         "note": "skipped: " + ST3.tma_refusal(q, k, v, plan)})
+            skip("tma", "fwd", plan, ST3.tma_refusal(q, k, v, plan))
+            continue
+        if plan.kind == "tma" and verdict.get(_key(causal, d, plan), "ok") != "ok":
+            skip("tma" + (" ws" if plan.ws else ""), "fwd", plan, "preflight: " + verdict[_key(causal, d, plan)])
             continue
         record(plan.kind + (" ws" if plan.ws else ""), "fwd", lambda plan=plan: fwd_err(st3_fwd(0, plan)),
                rotating(lambda i, plan=plan: st3_fwd(i, plan)), plan=plan, facts_of=last_fwd)
@@ -266,6 +274,9 @@ def run_combo(causal: bool, d: int, rows: list[dict], deadline: float) -> None:
         if plan is None:
             continue
         if plan.kind == "tma" and ST3.bwd_tma_refusal(q, k, v, plan) is not None:
+            continue
+        if plan.kind == "tma" and verdict.get(_key(causal, d, plan), "ok") != "ok":
+            skip("bwd tma" + (" ws" if plan.ws else ""), "bwd", plan, "preflight: " + verdict[_key(causal, d, plan)])
             continue
 
         def bwd(i, plan=plan):
@@ -357,11 +368,91 @@ def ws_lines(rows: list[dict]) -> list[str]:
     return out
 
 
+def _key(causal: bool, d: int, plan) -> str:
+    return f"{causal}|{d}|{plan_text(plan)}"
+
+
+def _tma_jobs() -> list[tuple[bool, int, object]]:
+    return [(causal, d, p) for causal, d in COMBOS for p in FWD_CANDIDATES.get(d, []) + BWD_CANDIDATES.get(d, [])
+            if p.kind == "tma"]
+
+
+def preflight() -> dict[str, str]:
+    """Run every TMA plan once, at full size, in a child process: {key: "ok" or why not}. A warp-specialized kernel
+    that deadlocks (or faults) would otherwise hang or end the whole sweep; here it costs PREFLIGHT_S and its row
+    says so. The child's compiles land in Triton's cache, so the sweep's own launches reuse them."""
+    jobs = [_key(c, d, p) for c, d, p in _tma_jobs()]
+    verdict: dict[str, str] = {}
+    while len(verdict) < len(jobs):
+        rest = [j for j in jobs if j not in verdict]
+        child = subprocess.Popen([sys.executable, __file__, "--preflight"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        child.stdin.write(json.dumps(rest))
+        child.stdin.close()
+        current, last = None, time.perf_counter()
+        while True:
+            ready, _, _ = select.select([child.stdout], [], [], 1.0)
+            if ready:
+                line = child.stdout.readline()
+                if not line:  # the child ended
+                    break
+                kind, _, rest_of = line.rstrip("\n").partition(" ")
+                key, _, why = rest_of.partition("\t")
+                if kind == "start":
+                    current, last = key, time.perf_counter()
+                elif kind in ("ok", "error"):
+                    verdict[key] = "ok" if kind == "ok" else why or "error"
+                    current, last = None, time.perf_counter()
+            elif time.perf_counter() - last > PREFLIGHT_S * (1 if current else 2):  # (2: imports, CUDA start)
+                child.kill()
+                if current is not None:
+                    verdict[current] = f"no answer in {PREFLIGHT_S:.0f} s (hang?)"
+                break
+        child.wait()
+        if current is not None and current not in verdict:  # the child died inside this plan
+            verdict[current] = f"the process died (rc {child.returncode})"
+        elif current is None:  # it ended between plans: what it did not reach, it will not reach on a retry
+            for j in jobs:
+                verdict.setdefault(j, f"not reached (preflight child rc {child.returncode})")
+        print(f"[{elapsed():6.1f}s] preflight: {sum(v == 'ok' for v in verdict.values())} of {len(verdict)} "
+              f"TMA plans ran", flush=True)
+    return verdict
+
+
+def _preflight_child() -> None:
+    """--preflight: each job (a key) once; prints start / ok / error lines."""
+    torch.manual_seed(0)
+    inputs: dict = {}
+    for key in json.loads(sys.stdin.read()):
+        causal_s, d_s, text = key.split("|", 2)
+        causal, d = causal_s == "True", int(d_s)
+        print(f"start {key}", flush=True)
+        try:
+            if (causal, d) not in inputs:
+                q, k, v, do = (torch.randn((B, H, S, d), device=DEVICE, dtype=torch.bfloat16) for _ in range(4))
+                inputs[(causal, d)] = (q, k, v, do, *ST3.forward(q, k, v, causal, store_lse=True))
+            q, k, v, do, o, lse = inputs[(causal, d)]
+            plan = _plan(text)
+            if isinstance(plan, ST3.BwdPlan):
+                ST3.backward(q, k, v, o, lse, do, causal, plan=plan)
+            else:
+                ST3.forward(q, k, v, causal, plan=plan)
+            torch.cuda.synchronize()
+            print(f"ok {key}", flush=True)
+        except Exception as e:  # noqa: BLE001 - the verdict is the answer
+            msg = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+            print(f"error {key}\t{msg}", flush=True)
+
+
 def main() -> None:
+    if "--preflight" in sys.argv:
+        return _preflight_child()
     OUT.mkdir(parents=True, exist_ok=True)
+    verdict = preflight() if DEVICE == "cuda" else {}
+    start = elapsed()
     rows: list[dict] = []
     for i, (causal, d) in enumerate(COMBOS):
-        run_combo(causal, d, rows, deadline=BUDGET_S * sum(COMBO_SHARE[: i + 1]))
+        run_combo(causal, d, rows, deadline=start + BUDGET_S * sum(COMBO_SHARE[: i + 1]), verdict=verdict)
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
     summary(rows)
