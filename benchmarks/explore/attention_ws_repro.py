@@ -6,7 +6,7 @@ attention_fwd_tma_kernel aborted in the nvgpu-warp-specialization pass ("Dominan
 blocks"). Triton compiles for sm_90 without a GPU, so the pass runs here; reduced, on Triton 3.6.0 and 3.9.0 alike
 (`ws_repro_kernel`'s cases, 4 warps, num_stages 2, bf16, BLOCK 128, D 64):
 
-| case | what follows the warp-specialized key loop | 3.6 / 3.9 |
+| case | what surrounds the warp-specialized key loop | 3.6 / 3.9 |
 |---|---|---|
 | one_loop | nothing | specialized: 384 threads (a TMA producer warpgroup + 2 consumers), setmaxnreg |
 | second_loop | a second loop with a dot (specialized or not): the causal kernel's diagonal pass | MLIR dominance abort |
@@ -14,16 +14,18 @@ blocks"). Triton compiles for sm_90 without a GPU, so the pass runs here; reduce
 | tail_softmax | straight-line dot whose row max is broadcast back (a softmax step) | MLIR dominance abort |
 | masked_loop | nothing: one loop over every block, the causal mask applied in each | specialized |
 | branch_in_loop | one loop, the mask behind a runtime `if` on the block index | compiles, NOT specialized (128 threads) |
+| head_softmax | nothing; the masked diagonal block runs straight-line BEFORE the loop | MLIR dominance abort |
 
 So the causal forward runs one specialized loop masked throughout (stage3._fwd_tma_tile), two more operations per
-score (a compare, a select) on the off-diagonal blocks. The same pass specializes the backward's dK/dV loop
-(stage3.attention_bwd_dkdv_tma_kernel) but not with dQ fused into it (atomics in the loop), and not a dQ loop
-(WSLowerToken.cpp:73 asserts when a loop-loaded K feeds both Q K^T and dS K).
+score (a compare, a select) on the off-diagonal blocks: no placement of the diagonal block outside the loop passes.
+The same pass specializes the backward's dK/dV loop (stage3.attention_bwd_dkdv_tma_kernel), but not with dQ fused
+into it (atomics in the loop), and not a dQ loop (WSLowerToken.cpp:73 asserts when a loop-loaded K feeds both Q K^T
+and dS K).
 
     PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py          # the cases above
     PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py --plans  # stage 3's plan tables
     PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py --plans --candidates  # + the sweep's
-Each case compiles in a child process (an MLIR abort kills its process). Prints one line per case / plan: OK with
+The compiles run in a child process (an MLIR abort kills only it; the next job goes to a fresh one). Prints one line per case / plan: OK with
 the compiled facts (warp specialized, threads, setmaxnreg values, registers, spill bytes, shared memory) or FAIL
 with the pass's message.
 """
@@ -43,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 STAGE3 = ROOT / "examples" / "flash_attention" / "stage3.py"
 SMEM_LIMIT = 232448  # H100/H200 per-block dynamic shared memory (227 KiB)
-CASES = ["one_loop", "second_loop", "tail_dot", "tail_softmax", "masked_loop", "branch_in_loop"]
+CASES = ["one_loop", "second_loop", "tail_dot", "tail_softmax", "masked_loop", "branch_in_loop", "head_softmax"]
 
 os.environ.pop("TRITON_INTERPRET", None)  # a real compile, whatever the caller's environment says
 
@@ -75,7 +77,11 @@ def ws_repro_kernel(q_ptr, k_ptr, o_ptr, N, CASE: tl.constexpr, BLOCK: tl.conste
     q = q_desc.load([start, 0])
     acc = tl.zeros((BLOCK, D), dtype=tl.float32)
     m_i = tl.zeros((BLOCK,), dtype=tl.float32)
-    if CASE == 4:  # masked_loop
+    if CASE == 6:  # head_softmax: the diagonal block first, straight-line, then the loop
+        acc, m_i = _ws_block(acc, m_i, q, k_desc, start, offs_m, True, True, BLOCK)
+        for start_n in tl.range(0, start, BLOCK, warp_specialize=True):
+            acc, m_i = _ws_block(acc, m_i, q, k_desc, start_n, offs_m, True, False, BLOCK)
+    elif CASE == 4:  # masked_loop
         for start_n in tl.range(0, start + BLOCK, BLOCK, warp_specialize=True):
             acc, m_i = _ws_block(acc, m_i, q, k_desc, start_n, offs_m, True, True, BLOCK)
     elif CASE == 5:  # branch_in_loop
