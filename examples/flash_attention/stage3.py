@@ -10,9 +10,12 @@ to the diagonal); the causal mask is applied on the diagonal blocks only.
 Which forward kernel runs for a (causal, D) is one table, FWD_PLANS (a FwdPlan each): the pointer kernel, the
 same tile as two independent 64-row halves ("split"), or a Hopper forward with TMA descriptors (4-D over
 (B, H, S, D), so tail tiles stay in their head; or the tutorial's 2-D ones where S % BLOCK_M == 0), optional warp
-specialization (Triton 3.6's Hopper pass needs num_warps=4) and a persistent grid ("tma"; never under the
-interpreter, and falling back to the pointer kernel where TMA cannot run). The table holds the pointer kernel
-until a GPU sweep (benchmarks/explore/attention_sweep.py) shows another plan ahead.
+specialization (Triton's Hopper pass acts on num_warps=4 and makes it a TMA producer warpgroup plus two consumer
+warpgroups; it accepts only one key loop, so a specialized causal tile masks every block) and a persistent grid
+("tma"; never under the interpreter, and falling back to the pointer kernel where TMA cannot run). The backward is
+the table BWD_PLANS (a BwdPlan each): the pointer kernels, or dK/dV on in-kernel descriptors, warp-specialized or
+with dQ fused in through atomics ("tma", falling back likewise). The tables hold what a GPU sweep
+(benchmarks/explore/attention_sweep.py) measured fastest.
 
 Assumes D (head_dim) is a power of 2 in [16, 256]: tl.dot needs tile sides >= 16 and tl.arange powers of 2.
 `attention(q, k, v)` is causal (the reference); `attention(q, k, v, causal=False)` and `attention_noncausal`
