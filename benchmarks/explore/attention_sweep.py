@@ -247,7 +247,8 @@ def run_combo(causal: bool, d: int, rows: list[dict], deadline: float, verdict: 
     shipped = ST3.plan_for(q, k, v, causal)
     shipped_bwd = ST3.bwd_plan_for(q, k, v, causal)
     record("shipped", "fwd", lambda: fwd_err(st3_fwd(0)), rotating(st3_fwd), plan=shipped, facts_of=last_fwd)
-    record("shipped", "fwd+bwd", lambda: grad_err(st3_fb(0)), rotating(st3_fb), plan=shipped_bwd)
+    record("shipped", "fwd+bwd", lambda: grad_err(st3_fb(0)), rotating(st3_fb), plan=shipped,
+           cfg=plan_text(shipped_bwd) if shipped_bwd else None)
 
     # ---- forward candidates (the shipped plan is not timed twice)
     def skip(variant: str, mode: str, plan, why: str) -> None:
@@ -339,7 +340,8 @@ def summary(rows: list[dict]) -> None:
             vs = f"{sd / best['ms']:.3f}x SDPA ({sd:.4f} ms{' by difference' if mode == 'bwd' else ''})" if sd \
                 else "no SDPA row"
             was = f"shipped {sh['ms']:.4f} ms ({sd / sh['ms']:.3f}x)" if sh and sd else ""
-            print(f"{combo:14s} {mode:7s} best {best['variant']} {best['ms']:.4f} ms = {vs}; {was}  {best['plan'] or ''}")
+            plans = " + ".join(str(x) for x in (best["plan"], best["config"] if mode == "fwd+bwd" else None) if x)
+            print(f"{combo:14s} {mode:7s} best {best['variant']} {best['ms']:.4f} ms = {vs}; {was}  {plans}")
             if DEVICE == "cpu" or mode == "fwd+bwd" or sh is None or best is sh:  # interpreter times rank nothing
                 continue
             table = "FWD_PLANS" if mode == "fwd" else "BWD_PLANS"
