@@ -362,10 +362,10 @@ def ws_lines(rows: list[dict]) -> list[str]:
         engaged = sum(bool(r["facts"].get("ws")) for r in done)
         warps = sorted({str(r["facts"].get("warps")) for r in done})
         nreg = sorted({str(r["facts"].get("setmaxnreg")) for r in done})
-        fails = sum(r["note"].startswith("error") for r in ws_rows)
+        fails = sum(r["note"].startswith(("error", "skipped: preflight")) for r in ws_rows)
         wrong = sum(r["note"].startswith(("WRONG", "RACE")) for r in ws_rows)
         out.append(f"warp specialization ({kind}): ttg.warp_specialize in the TTGIR of {engaged} of {len(done)} "
-                   f"compiled ws rows ({fails} failed to compile or run, {wrong} wrong or moving); total warps "
+                   f"compiled ws rows ({fails} failed to compile or run, preflight included; {wrong} wrong or moving); total warps "
                    f"{', '.join(warps) or '-'}; setmaxnreg {'; '.join(nreg) or '-'}")
     return out
 

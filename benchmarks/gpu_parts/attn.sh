@@ -11,6 +11,8 @@
 #    SDPA vs shipped vs best, "adopt: FWD_PLANS[...] = ..." / "adopt: BWD_PLANS[...] = ..." lines for stage3's
 #    tables, and per warp-specialized row the TTGIR facts (ttg.warp_specialize, total warps, setmaxnreg).
 TAIL=8 run attention_ws_repro 90 python3 benchmarks/explore/attention_ws_repro.py
-EXPLORE_BUDGET_S=200 TAIL=24 run attention_sweep 400 python3 benchmarks/explore/attention_sweep.py
+EXPLORE_BUDGET_S=200 TAIL=3 run attention_sweep 400 python3 benchmarks/explore/attention_sweep.py
 echo "=== attn part summary (full tables: attention_sweep.log, attention_sweep.json, attention_ws_repro.log)"
+grep "preflight:" "$OUT/x/attention_sweep.log" | tail -n 1
+grep -E "skipped: preflight|WRONG|RACE|error:" "$OUT/x/attention_sweep.log" | grep "^\[" | cut -c1-220 | head -n 12
 sed -n '/=== per combo/,$p' "$OUT/x/attention_sweep.log" | cut -c1-220
