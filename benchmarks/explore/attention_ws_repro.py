@@ -19,8 +19,10 @@ blocks"). Triton compiles for sm_90 without a GPU, so the pass runs here; reduce
 So the causal forward runs one specialized loop masked throughout (stage3._fwd_tma_tile), two more operations per
 score (a compare, a select) on the off-diagonal blocks: no placement of the diagonal block outside the loop passes.
 The same pass specializes the backward's dK/dV loop (stage3.attention_bwd_dkdv_tma_kernel), but not with dQ fused
-into it (atomics in the loop), and not a dQ loop (WSLowerToken.cpp:73 asserts when a loop-loaded K feeds both Q K^T
-and dS K).
+into it (atomics in the loop), and not the dQ kernel's loop: tried on scratch kernels (not kept), it fails as soon
+as the rows' log-sum-exp enters the scores, p = exp2(q k^T * scale - lse[:, None]): lse loaded before the loop or
+(pointer loads) inside it, WSLowerToken.cpp:73 asserts; a row vector computed before the loop, WSDataPartition.cpp:324
+"Unexpected op"; without lse the same loop specializes. dQ stays on the pointer kernel.
 
     PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py          # the cases above
     PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py --plans  # stage 3's plan tables

@@ -1053,8 +1053,8 @@ def attention_bwd_dq_kernel(
 # query block) step adds its dS K into an fp32 dQ through a TMA reduce, cp.reduce.async.bulk, as FlashAttention 2
 # and 3 do, or through vector atomics; 5 matmuls per step instead of the 4 + 3 of the dK/dV and dQ kernels). What the pass accepts
 # (measured on the CPU sm_90 compile, Triton 3.6 and 3.9): this loop with FUSED_DQ off; not with FUSED_DQ on (the
-# reduce inside a specialized loop), not the dQ kernel's loop (WSLowerToken asserts: a loop-loaded K feeding both
-# Q K^T and dS K), hence no descriptor dQ kernel here.
+# reduce inside a specialized loop), not a dQ kernel's loop (it asserts once the rows' log-sum-exp, invariant in
+# that loop, enters the scores), hence no descriptor dQ kernel here.
 @triton.jit
 def _dkdv_tma_block(dk, dv, k, v, q_desc, do_desc, dq_desc, dq_ptr, lse_ptr, delta_ptr, row0, start_m, offs_n,
                     qk_scale, sm_scale, HEAD_DIM: tl.constexpr, MASK: tl.constexpr, FUSED_DQ: tl.constexpr,
