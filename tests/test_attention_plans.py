@@ -79,6 +79,10 @@ for causal in (True, False):
         if plan.fused_dq:
             errs.append((dq - gq).abs().max().item())
         assert max(errs) < 5e-3, (causal, plan, errs)
+    # the descriptor dQ kernel (its lse and delta carried through the loop)
+    dq = torch.full_like(q, float("nan"))
+    m._dq_tma(q, k, v, do, lse, delta, dq, causal, m.BwdPlan((32, 64, 4, 2), (64, 32, 4, 2), kind="tma", dq_ws=True))
+    assert (dq.float() - gq).abs().max().item() < 5e-3, causal
 print("ok")
 """
 
@@ -108,6 +112,7 @@ def test_plan_tables_hold_runnable_entries() -> None:
         assert dkdv[1] % dkdv[0] == 0 and dq[0] % dq[1] == 0, plan
         assert plan.fused_dq in (0, 1, 2) and (plan.kind == "tma" or not (plan.ws or plan.fused_dq)), plan
         assert not (plan.ws and plan.fused_dq), f"{plan}: the Hopper pass does not specialize the fused-dQ loop"
+        assert not plan.dq_ws or (plan.kind == "tma" and not plan.fused_dq), f"{plan}: dq_ws is the descriptor dQ kernel"
     assert all(p.kind == "ptr" for p in st3.BWD_PTR_FALLBACK.values()), "the fallback must run without TMA"
 
 
@@ -153,17 +158,16 @@ def test_rmsnorm_pin_tables_hold_runnable_entries() -> None:
 
 
 def test_ws_plans_compile_warp_specialized_for_sm90() -> None:
-    """The causal forward (one loop masked throughout) and the dK/dV loop compile for sm_90 with Triton's Hopper
-    warp specialization engaged: 3 warpgroups (a TMA producer, 2 consumers) and setmaxnreg; the plan tables'
+    """The causal forward (one loop masked throughout), the dK/dV loop and the dQ loop compile for sm_90 with Triton's
+    Hopper warp specialization engaged: 3 warpgroups (a TMA producer, 2 consumers) and setmaxnreg; the plan tables'
     entries compile. Round 4's causal kernel aborted in that pass on the H100 (2026-12-07)."""
     pytest.importorskip("triton")
     repro = _load(REPRO, "p2t_test_attention_ws_repro")
     st3 = repro._stage3()
     fwd = st3.FwdPlan("tma", 128, 64, 4, 2, ws=True, device_desc=True)
-    bwd = st3.BwdPlan((64, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True)
-    jobs = [dict(what="fwd", causal=True, d=64, plan=repr(fwd)), dict(what="bwd", causal=True, d=64, plan=repr(bwd),
-                                                                      index=0),
-            dict(what="case", case="masked_loop")]
+    bwd = st3.BwdPlan((64, 128, 4, 2), (128, 64, 4, 2), kind="tma", ws=True, dq_ws=True)
+    jobs = [dict(what="fwd", causal=True, d=64, plan=repr(fwd)), dict(what="case", case="masked_loop")]
+    jobs += [dict(what="bwd", causal=True, d=64, plan=repr(bwd), index=i) for i in (0, 1)]  # dK/dV, dQ
     jobs += [dict(what="fwd", causal=c, d=d, plan=repr(p)) for (c, d), p in st3.FWD_PLANS.items() if d == 64]
     for row, job in zip(repro.compile_jobs(jobs), jobs, strict=True):
         assert row["ok"], (job, row.get("error"))

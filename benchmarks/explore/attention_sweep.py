@@ -99,11 +99,15 @@ FWD_CANDIDATES = {
 # Backward candidates beside the shipped plan (BWD_PLANS); the pointer dQ kernel at round 4's best config. At D128
 # the fused-dQ kernels spill (72-296 bytes, sm_90 compile here), the vector-atomic one most: it runs at D64 only.
 BWD_CANDIDATES = {
-    128: [BP((64, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
+    128: [BP((64, 128, 4, 2), (128, 64, 4, 2), kind="tma", ws=True, dq_ws=True),
+          BP((64, 128, 4, 2), (128, 128, 4, 2), kind="tma", ws=True, dq_ws=True),
+          BP((64, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
           BP((32, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
           BP((64, 64, 4, 2), (128, 64, 8, 4), kind="tma", fused_dq=1),
           BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=1)],
-    64: [BP((64, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
+    64: [BP((64, 128, 4, 2), (128, 64, 4, 2), kind="tma", ws=True, dq_ws=True),
+         BP((64, 128, 4, 2), (128, 128, 4, 2), kind="tma", ws=True, dq_ws=True),
+         BP((64, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
          BP((64, 128, 4, 3), (128, 64, 8, 4), kind="tma", ws=True),
          BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=1),
          BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=2)],
@@ -155,7 +159,7 @@ def plan_text(plan) -> str:
     """The plan as it would be written into stage3.FWD_PLANS / BWD_PLANS (defaults left out)."""
     if isinstance(plan, ST3.BwdPlan):
         parts = [str(tuple(plan.dkdv)), str(tuple(plan.dq))]
-        for field, default in (("kind", "ptr"), ("ws", False), ("fused_dq", 0)):
+        for field, default in (("kind", "ptr"), ("ws", False), ("fused_dq", 0), ("dq_ws", False)):
             if getattr(plan, field) != default:
                 parts.append(f"{field}={getattr(plan, field)!r}")
         return f"BwdPlan({', '.join(parts)})"
@@ -284,7 +288,7 @@ def run_combo(causal: bool, d: int, rows: list[dict], deadline: float, verdict: 
             return ST3.backward(*sets[i][:3], *o_lse[i], sets[i][3], causal, plan=plan)
 
         variant = "bwd" + (" tma" if plan.kind == "tma" else "") + (" ws" if plan.ws else "") \
-            + (f" dq{plan.fused_dq}" if plan.fused_dq else "")
+            + (f" dq{plan.fused_dq}" if plan.fused_dq else "") + (" dqws" if plan.dq_ws else "")
         ST3.LAST_COMPILED_BWD = None
         r = record(variant, "bwd", lambda bwd=bwd: grad_err(bwd(0)), rotating(bwd), plan=plan,
                    facts_of=last_bwd if plan.kind == "tma" else None)

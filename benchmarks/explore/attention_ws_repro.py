@@ -19,10 +19,12 @@ blocks"). Triton compiles for sm_90 without a GPU, so the pass runs here; reduce
 So the causal forward runs one specialized loop masked throughout (stage3._fwd_tma_tile), two more operations per
 score (a compare, a select) on the off-diagonal blocks: no placement of the diagonal block outside the loop passes.
 The same pass specializes the backward's dK/dV loop (stage3.attention_bwd_dkdv_tma_kernel), but not with dQ fused
-into it (atomics in the loop), and not the dQ kernel's loop: tried on scratch kernels (not kept), it fails as soon
-as the rows' log-sum-exp enters the scores, p = exp2(q k^T * scale - lse[:, None]): lse loaded before the loop or
-(pointer loads) inside it, WSLowerToken.cpp:73 asserts; a row vector computed before the loop, WSDataPartition.cpp:324
-"Unexpected op"; without lse the same loop specializes. dQ stays on the pointer kernel.
+into it (atomics in the loop). A dQ loop (scratch kernels, not kept) fails as soon as the rows' log-sum-exp enters
+the scores, p = exp2(q k^T * scale - lse[:, None]): lse loaded before the loop, or by pointer loads inside it,
+WSLowerToken.cpp:73 asserts; a row vector computed from q before the loop, WSDataPartition.cpp:324 "Unexpected op";
+lse carried through the loop as lse + (a runtime zero) still fails; without lse, or with lse carried as
+lse + 0 x rowmax(q k^T) (an in-loop reduction feeding it, as the forward's running max does), it specializes: so
+stage3.attention_bwd_dq_tma_kernel carries lse and delta that way, one row max more per block.
 
     PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py          # the cases above
     PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py --plans  # stage 3's plan tables
@@ -200,7 +202,12 @@ def bwd_launches(st3, causal: bool, d: int, plan, S: int = 4096) -> list[tuple]:
         const = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_S=S % bn == 0, UPCAST_DOT=False, BLOCK_M=bm, BLOCK_N=bn)
         const.update({n: 1 for n in fn.arg_names if n.startswith("stride_") and n.endswith("d")})
         out.append(("dkdv", fn, _signature(fn, const), const, dict(num_warps=w, num_stages=st)))
-    if not plan.fused_dq:
+    if plan.dq_ws:
+        bm, bn, w, st = plan.dq
+        fn = st3.attention_bwd_dq_tma_kernel
+        const = dict(HEAD_DIM=d, CAUSAL=causal, WARP_SPECIALIZE=True, BLOCK_M=bm, BLOCK_N=bn)
+        out.append(("dq_tma", fn, _signature(fn, const), const, dict(num_warps=w, num_stages=st)))
+    elif not plan.fused_dq:
         bm, bn, w, st = plan.dq
         fn = st3.attention_bwd_dq_kernel
         const = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_S=S % bm == 0, UPCAST_DOT=False, BLOCK_M=bm, BLOCK_N=bn)

@@ -100,7 +100,8 @@ class BwdPlan(NamedTuple):
     dkdv, dq: (BLOCK_M, BLOCK_N, num_warps, num_stages) of the dK/dV and the dQ kernel. kind "ptr": both on pointer
     loads; "tma": dK/dV in attention_bwd_dkdv_tma_kernel (in-kernel descriptors; ws = its loop warp-specialized;
     fused_dq = dQ added there into fp32, no dQ kernel: 1 through TMA reduces, 2 through vector atomics; the
-    interpreter has no descriptor reduce and runs 1 as 2), the dQ kernel on pointer loads.
+    interpreter has no descriptor reduce and runs 1 as 2), the dQ kernel on pointer loads, or, dq_ws, on
+    descriptors with its key loop warp-specialized (attention_bwd_dq_tma_kernel).
     """
 
     dkdv: tuple[int, int, int, int]
@@ -108,6 +109,7 @@ class BwdPlan(NamedTuple):
     kind: str = "ptr"
     ws: bool = False
     fused_dq: int = 0
+    dq_ws: bool = False
 
 
 # Backward per (causal, D), launched directly (no autotuning: its one-shot timing picked a slower forward than the
@@ -1053,8 +1055,8 @@ def attention_bwd_dq_kernel(
 # query block) step adds its dS K into an fp32 dQ through a TMA reduce, cp.reduce.async.bulk, as FlashAttention 2
 # and 3 do, or through vector atomics; 5 matmuls per step instead of the 4 + 3 of the dK/dV and dQ kernels). What the pass accepts
 # (measured on the CPU sm_90 compile, Triton 3.6 and 3.9): this loop with FUSED_DQ off; not with FUSED_DQ on (the
-# reduce inside a specialized loop), not a dQ kernel's loop (it asserts once the rows' log-sum-exp, invariant in
-# that loop, enters the scores), hence no descriptor dQ kernel here.
+# reduce inside a specialized loop); the dQ loop (attention_bwd_dq_tma_kernel) only with its rows' log-sum-exp and
+# delta carried through the loop (see there).
 @triton.jit
 def _dkdv_tma_block(dk, dv, k, v, q_desc, do_desc, dq_desc, dq_ptr, lse_ptr, delta_ptr, row0, start_m, offs_n,
                     qk_scale, sm_scale, HEAD_DIM: tl.constexpr, MASK: tl.constexpr, FUSED_DQ: tl.constexpr,
@@ -1132,6 +1134,56 @@ def attention_bwd_dkdv_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_pt
                                  BLOCK_M=BLOCK_M)
     dk_desc.store([row0 + start_n, 0], (dk * sm_scale).to(dk_desc.dtype))
     dv_desc.store([row0 + start_n, 0], dv.to(dv_desc.dtype))
+
+
+@triton.jit
+def attention_bwd_dq_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, S, qk_scale, sm_scale,
+                                HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
+                                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A program per (query block, batch x head): dQ of BLOCK_M queries over descriptors, one key loop (masked
+    throughout when causal, as the specialized forward)."""
+    tl.static_assert(BLOCK_M % BLOCK_N == 0)
+    rows = tl.num_programs(1) * S
+    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_M, HEAD_DIM])
+    do_desc = tl.make_tensor_descriptor(do_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                        block_shape=[BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    dq_desc = tl.make_tensor_descriptor(dq_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                        block_shape=[BLOCK_M, HEAD_DIM])
+    if CAUSAL:
+        start_m = (tl.num_programs(0) - 1 - tl.program_id(0)) * BLOCK_M  # longest rows first
+        hi = start_m + BLOCK_M
+    else:
+        start_m = tl.program_id(0) * BLOCK_M
+        hi = S
+    row0 = tl.program_id(1) * S
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    q = q_desc.load([row0 + start_m, 0])
+    do = do_desc.load([row0 + start_m, 0])
+    lse = tl.load(lse_ptr + row0 + offs_m)
+    delta = tl.load(delta_ptr + row0 + offs_m)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    for start_n in tl.range(0, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        k = k_desc.load([row0 + start_n, 0])
+        v = v_desc.load([row0 + start_n, 0])
+        qk = tl.dot(q, tl.trans(k))
+        # lse and delta ride through the loop, re-derived from this block's scores (+ 0 x the row max): Triton's
+        # Hopper pass asserts on a loop-invariant row vector broadcast into the scores, but partitions one that
+        # an in-loop reduction feeds (attention_ws_repro.py); costs one row max per block.
+        anchor = tl.max(qk, axis=1) * 0.0
+        lse = lse + anchor
+        delta = delta + anchor
+        p = tl.exp2(qk * qk_scale - lse[:, None])
+        if CAUSAL:
+            p = tl.where(offs_m[:, None] >= (start_n + tl.arange(0, BLOCK_N))[None, :], p, 0.0)
+        ds = p * (tl.dot(do, tl.trans(v)) - delta[:, None])
+        dq = tl.dot(ds.to(k.dtype), k, dq)
+    dq_desc.store([row0 + start_m, 0], (dq * sm_scale).to(dq_desc.dtype))
 
 
 _KEY = ["S", "HEAD_DIM", "CAUSAL", "EVEN_S"]
@@ -1232,7 +1284,7 @@ def bwd_tma_refusal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: Bwd
         return "TMA descriptors need Triton's TensorDescriptor and a compute-capability-9 GPU (not the interpreter)"
     if not all(t.is_contiguous() and t.data_ptr() % 16 == 0 for t in (q, k, v)):
         return "the TMA backward needs contiguous, 16-byte aligned q, k, v"
-    if q.shape[2] % plan.dkdv[0] or q.shape[2] % plan.dkdv[1]:
+    if any(q.shape[2] % b for b in (*plan.dkdv[:2], *(plan.dq[:2] if plan.dq_ws else ()))):
         return "the TMA backward needs S to be a multiple of its BLOCK_M and BLOCK_N"
     return None
 
@@ -1248,6 +1300,17 @@ def _dkdv_tma(q, k, v, do, lse, delta, dk, dv, dq_acc, causal: bool, plan: BwdPl
         q, k, v, do, lse, delta, dk, dv, dq_acc, S, sm_scale * LOG2E, sm_scale, HEAD_DIM=D, CAUSAL=causal,
         WARP_SPECIALIZE=plan.ws, FUSED_DQ=2 if _INTERPRET and plan.fused_dq == 1 else plan.fused_dq, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps,
         num_stages=stages)
+
+
+def _dq_tma(q, k, v, do, lse, delta, dq, causal: bool, plan: BwdPlan):
+    """Launch attention_bwd_dq_tma_kernel, warp-specialized, at plan.dq (as _dkdv_tma: checks nothing)."""
+    _set_allocator(q)
+    B, H, S, D = q.shape
+    block_m, block_n, warps, stages = plan.dq
+    sm_scale = 1.0 / math.sqrt(D)
+    return attention_bwd_dq_tma_kernel[(S // block_m, B * H)](
+        q, k, v, do, lse, delta, dq, S, sm_scale * LOG2E, sm_scale, HEAD_DIM=D, CAUSAL=causal,
+        WARP_SPECIALIZE=True, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages)
 
 
 def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
@@ -1283,6 +1346,9 @@ def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
         LAST_COMPILED_BWD = _dkdv_tma(q, k, v, do, lse, delta, dk, dv, dq_acc, causal, plan)
         if plan.fused_dq:
             return dq_acc.to(q.dtype), dk, dv
+        if plan.dq_ws:
+            _dq_tma(q, k, v, do, lse, delta, dq, causal, plan)
+            return dq, dk, dv
     if plan is not None:
         dkdv_config = plan.dkdv if dkdv_config is None else dkdv_config
         dq_config = plan.dq if dq_config is None else dq_config
