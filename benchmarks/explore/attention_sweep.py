@@ -6,12 +6,13 @@ kernel's second (diagonal) loop. benchmarks/explore/attention_ws_repro.py reduce
 one specialized loop, masked throughout when causal, and compiles for sm_90 specialized (a TMA producer warpgroup,
 two consumer warpgroups sharing BLOCK_M rows, setmaxnreg) on Triton 3.6 and 3.9. Candidates, each a stage3.FwdPlan
 or stage3.BwdPlan (the winner is adopted by copying the printed line into stage3.FWD_PLANS / BWD_PLANS):
-- forward: "tma" + ws (device descriptors, 2-D) at BLOCK_M 128 and 256, BLOCK_N 64 and 128, 2-3 stages, one
+- forward: "tma" + ws (device descriptors, 2-D) at BLOCK_M 128 and 256, BLOCK_N 64 and 128, 2 stages, one
   persistent; the pointer and two-halves winners of round 4 as the baselines to beat. Every combo runs its D's
   whole list (round 4 took the non-causal candidates from the causal ranking, so the non-causal specialized
   kernel, which compiled, was never timed).
-- backward: the dK/dV kernel on descriptors, warp-specialized (dQ in the pointer kernel), plain, and with dQ fused
-  through TMA reduces (fused_dq=1) or vector atomics (fused_dq=2): 5 matmuls per step instead of 4 + 3.
+- backward: the dK/dV kernel on descriptors warp-specialized, with the dQ kernel on descriptors warp-specialized
+  (dq_ws) or round 4's pointer dQ; and dK/dV with dQ fused in through TMA reduces (fused_dq=1): 5 matmuls per step
+  instead of 4 + 3, not specialized (the pass rejects it).
 Every plan that the candidates name compiles for sm_90 here (CPU, Triton 3.6 and 3.9): attention_ws_repro.py
 --plans; rows over the 227 KiB shared-memory limit were left out.
 
@@ -23,9 +24,8 @@ FWD_TOL; gradients max abs error / max abs <= GRAD_TOL; a race in a specialized 
 plan once in a child process, PREFLIGHT_PLAN_S (60 s) at most each: a specialized kernel that deadlocks or faults is
 skipped with the reason instead of hanging the sweep, and the child's compiles are cached for the sweep. Then each
 combo runs its candidates in order until its share of EXPLORE_BUDGET_S is spent (rows past it: "skipped (time
-budget)"). Writes
-$OUT/attention_sweep.json after every row; prints the table last, then per combo SDPA vs shipped vs best and one
-"adopt:" line per table entry whose best beats the shipped plan by more than ADOPT_MARGIN.
+budget)"). Writes $OUT/attention_sweep.json after every row; prints the table last, then per combo SDPA vs shipped
+vs best and one "adopt:" line per table entry whose best beats the shipped plan by more than ADOPT_MARGIN.
 
     PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/explore/attention_sweep.py
 Without a GPU (TRITON_INTERPRET=1): B1 H2 S128, each non-TMA candidate checked once, nothing timed for real.
@@ -96,21 +96,18 @@ FWD_CANDIDATES = {
         P("ptr", 128, 64, 8, 4),
     ],
 }
-# Backward candidates beside the shipped plan (BWD_PLANS); the pointer dQ kernel at round 4's best config. At D128
-# the fused-dQ kernels spill (72-296 bytes, sm_90 compile here), the vector-atomic one most: it runs at D64 only.
+# Backward candidates beside the shipped plan (BWD_PLANS), most promising first: both loops warp-specialized on
+# descriptors (dK/dV, then dQ), the specialized dK/dV with round 4's pointer dQ, dQ fused into dK/dV. At D128 the
+# fused-dQ kernels spill (72-296 bytes, sm_90 compile here): one of them is timed, the least spilling.
 BWD_CANDIDATES = {
     128: [BP((64, 128, 4, 2), (128, 64, 4, 2), kind="tma", ws=True, dq_ws=True),
           BP((64, 128, 4, 2), (128, 128, 4, 2), kind="tma", ws=True, dq_ws=True),
           BP((64, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
-          BP((32, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
-          BP((64, 64, 4, 2), (128, 64, 8, 4), kind="tma", fused_dq=1),
-          BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=1)],
+          BP((64, 64, 4, 2), (128, 64, 8, 4), kind="tma", fused_dq=1)],
     64: [BP((64, 128, 4, 2), (128, 64, 4, 2), kind="tma", ws=True, dq_ws=True),
          BP((64, 128, 4, 2), (128, 128, 4, 2), kind="tma", ws=True, dq_ws=True),
          BP((64, 128, 4, 2), (128, 64, 8, 4), kind="tma", ws=True),
-         BP((64, 128, 4, 3), (128, 64, 8, 4), kind="tma", ws=True),
-         BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=1),
-         BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=2)],
+         BP((64, 128, 8, 2), (128, 64, 8, 4), kind="tma", fused_dq=1)],
 }
 
 
