@@ -389,23 +389,26 @@ def preflight() -> dict[str, str]:
     while len(verdict) < len(jobs):
         rest = [j for j in jobs if j not in verdict]
         child = subprocess.Popen([sys.executable, __file__, "--preflight"], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        child.stdin.write(json.dumps(rest))
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        child.stdin.write(json.dumps(rest).encode())
         child.stdin.close()
+        fd, pending, ended = child.stdout.fileno(), b"", False
         current, last = None, time.perf_counter()
-        while True:
-            ready, _, _ = select.select([child.stdout], [], [], 1.0)
-            if ready:
-                line = child.stdout.readline()
-                if not line:  # the child ended
-                    break
-                kind, _, rest_of = line.rstrip("\n").partition(" ")
-                key, _, why = rest_of.partition("\t")
-                if kind == "start":
-                    current, last = key, time.perf_counter()
-                elif kind in ("ok", "error"):
-                    verdict[key] = "ok" if kind == "ok" else why or "error"
-                    current, last = None, time.perf_counter()
+        while not ended:
+            ready, _, _ = select.select([fd], [], [], 1.0)
+            if ready:  # raw reads: a buffered readline could hold a line back from select
+                chunk = os.read(fd, 65536)
+                ended = not chunk
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for raw in lines:
+                    kind, _, rest_of = raw.decode(errors="replace").partition(" ")
+                    key, _, why = rest_of.partition("\t")
+                    if kind == "start":
+                        current, last = key, time.perf_counter()
+                    elif kind in ("ok", "error"):
+                        verdict[key] = "ok" if kind == "ok" else why or "error"
+                        current, last = None, time.perf_counter()
             elif time.perf_counter() - last > PREFLIGHT_S * (1 if current else 2):  # (2: imports, CUDA start)
                 child.kill()
                 if current is not None:
