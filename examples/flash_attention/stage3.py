@@ -10,9 +10,12 @@ to the diagonal); the causal mask is applied on the diagonal blocks only.
 Which forward kernel runs for a (causal, D) is one table, FWD_PLANS (a FwdPlan each): the pointer kernel, the
 same tile as two independent 64-row halves ("split"), or a Hopper forward with TMA descriptors (4-D over
 (B, H, S, D), so tail tiles stay in their head; or the tutorial's 2-D ones where S % BLOCK_M == 0), optional warp
-specialization (Triton 3.6's Hopper pass needs num_warps=4) and a persistent grid ("tma"; never under the
-interpreter, and falling back to the pointer kernel where TMA cannot run). The table holds the pointer kernel
-until a GPU sweep (benchmarks/explore/attention_sweep.py) shows another plan ahead.
+specialization (Triton's Hopper pass acts on num_warps=4 and makes it a TMA producer warpgroup plus two consumer
+warpgroups; it accepts only one key loop, so a specialized causal tile masks every block) and a persistent grid
+("tma"; never under the interpreter, and falling back to the pointer kernel where TMA cannot run). The backward is
+the table BWD_PLANS (a BwdPlan each): the pointer kernels, or dK/dV on in-kernel descriptors, warp-specialized or
+with dQ fused in through atomics ("tma", falling back likewise). The tables hold what a GPU sweep
+(benchmarks/explore/attention_sweep.py) measured fastest.
 
 Assumes D (head_dim) is a power of 2 in [16, 256]: tl.dot needs tile sides >= 16 and tl.arange powers of 2.
 `attention(q, k, v)` is causal (the reference); `attention(q, k, v, causal=False)` and `attention_noncausal`
@@ -77,37 +80,54 @@ class FwdPlan(NamedTuple):
 
 # The plans the gallery runs, per (causal, D) (B4 H32 S4096 bf16, torch 2.11, triton 3.6). THIS is the table a
 # sweep's winner goes into: benchmarks/explore/attention_sweep.py prints its best row per (causal, D) in this form.
-# Round 1 (H200, 2026-12-04): fwd 1.239 / 0.697 / 2.214 / 1.278 ms for the four rows below. (causal, D) pairs
-# not listed autotune over FWD_CONFIGS. A "tma" plan falls back to PTR_FALLBACK where TMA cannot run (the
-# interpreter, a GPU below compute capability 9, unaligned or strided tensors, "2d" with S % BLOCK_M != 0).
+# Round 4 (H100, 2026-12-07, PART=attn; SDPA/cuDNN 0.921 / 0.628 / 1.608 / 1.121 ms): fwd 1.149 / 0.665 / 1.928 /
+# 1.164 ms for the four rows below, the first three adopted from that sweep (non-causal D64's "adopt" line,
+# 1.1588 vs 1.1644 ms, is within run-to-run noise and was left). (causal, D) pairs not listed autotune over
+# FWD_CONFIGS. A "tma" plan falls back to PTR_FALLBACK where TMA cannot run (the interpreter, a GPU below compute
+# capability 9, unaligned or strided tensors, "2d" with S % BLOCK_M != 0).
 FWD_PLANS: dict[tuple[bool, int], FwdPlan] = {
-    (True, 128): FwdPlan("ptr", 128, 128, 8, 3),
-    (True, 64): FwdPlan("ptr", 128, 64, 8, 3),
-    (False, 128): FwdPlan("ptr", 128, 128, 8, 3),
+    (True, 128): FwdPlan("ptr", 128, 64, 8, 2, maxnreg=128),
+    (True, 64): FwdPlan("ptr", 64, 64, 4, 3),
+    (False, 128): FwdPlan("split", 128, 64, 4, 2),
     (False, 64): FwdPlan("ptr", 128, 64, 8, 4),
 }
 PTR_FALLBACK = {128: FwdPlan("ptr", 128, 128, 8, 3), 64: FwdPlan("ptr", 128, 64, 8, 3)}
-# Backward per (causal, D): (dK/dV config, dQ config), launched directly (no autotuning: its one-shot timing
-# picked a slower forward than the sweep, 0.751 vs 0.697 ms causal D64). Round 1 (H200): bwd 3.953 / 2.107 /
-# 6.884 / 3.621 ms.
-BWD_PLANS: dict[tuple[bool, int], tuple[tuple[int, int, int, int], tuple[int, int, int, int]]] = {
-    (True, 128): ((32, 64, 4, 5), (128, 64, 8, 3)),
-    (True, 64): ((32, 64, 4, 5), (128, 64, 8, 3)),
-    (False, 128): ((64, 128, 8, 3), (128, 64, 8, 3)),
-    (False, 64): ((64, 64, 4, 3), (128, 64, 8, 3)),
+
+
+class BwdPlan(NamedTuple):
+    """How the backward runs for one (causal, D).
+
+    dkdv, dq: (BLOCK_M, BLOCK_N, num_warps, num_stages) of the dK/dV and the dQ kernel. kind "ptr": both on pointer
+    loads; "tma": dK/dV in attention_bwd_dkdv_tma_kernel (in-kernel descriptors; ws = its loop warp-specialized;
+    fused_dq = dQ added there into fp32, no dQ kernel: 1 through TMA reduces, 2 through vector atomics; the
+    interpreter has no descriptor reduce and runs 1 as 2), the dQ kernel on pointer loads, or, dq_ws, on
+    descriptors with its key loop warp-specialized (attention_bwd_dq_tma_kernel).
+    """
+
+    dkdv: tuple[int, int, int, int]
+    dq: tuple[int, int, int, int]
+    kind: str = "ptr"
+    ws: bool = False
+    fused_dq: int = 0
+    dq_ws: bool = False
+
+
+# Backward per (causal, D), launched directly (no autotuning: its one-shot timing picked a slower forward than the
+# sweep, 0.751 vs 0.697 ms causal D64). Round 4 (H100, 2026-12-07, PART=attn): bwd 3.631 / 1.924 / 6.552 /
+# 3.537 ms with these pairs (the causal ones adopted from that sweep). A "tma" plan falls back to
+# BWD_PTR_FALLBACK where it cannot run (bwd_tma_refusal).
+BWD_PLANS: dict[tuple[bool, int], BwdPlan] = {
+    (True, 128): BwdPlan((32, 64, 4, 4), (128, 64, 8, 4)),
+    (True, 64): BwdPlan((32, 64, 4, 4), (128, 64, 8, 4)),
+    (False, 128): BwdPlan((64, 128, 8, 3), (128, 64, 8, 3)),
+    (False, 64): BwdPlan((64, 64, 4, 3), (128, 64, 8, 3)),
 }
+BWD_PTR_FALLBACK = {128: BwdPlan((32, 64, 4, 4), (128, 64, 8, 4)), 64: BwdPlan((32, 64, 4, 4), (128, 64, 8, 4))}
 # Set by every forward launch that takes a plan: the compiled kernel (registers, spills, its TTGIR), for
 # benchmarks that report what the compiler did (a warp-specialized loop shows as ttg.warp_specialize). Not read
 # by the kernels' own path.
 LAST_COMPILED = None
-
-
-def _bwd_plan(causal: bool, d: int, which: int) -> tuple[int, int, int, int] | None:
-    """The planned backward config for (causal, D) (which: 0 dK/dV, 1 dQ), None to autotune."""
-    if _INTERPRET:
-        return None
-    entry = BWD_PLANS.get((causal, d))
-    return None if entry is None else entry[which]
+LAST_COMPILED_BWD = None  # the same for a "tma" backward's dK/dV kernel
 
 
 def _even(S: int, plan: tuple | None) -> bool:
@@ -452,52 +472,31 @@ def _tma_load(desc, off_b, off_h, row, BLOCK: tl.constexpr, HEAD_DIM: tl.constex
 
 
 @triton.jit
-def _fwd_tma_inner(
-    acc,
-    l_i,
-    m_i,
-    q,
-    k_desc,
-    v_desc,
-    off_b,
-    off_h,
-    row0,
-    offs_m,
-    lo,
-    hi,
-    S,
-    qk_scale,
-    HEAD_DIM: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    MASK: tl.constexpr,  # as in _fwd_inner
-    DESC_4D: tl.constexpr,
-    WARP_SPECIALIZE: tl.constexpr,
-):
-    offs_n = tl.arange(0, BLOCK_N)
-    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
-        start_n = tl.multiple_of(start_n, BLOCK_N)
-        k = _tma_load(k_desc, off_b, off_h, row0 + start_n, BLOCK_N, HEAD_DIM, DESC_4D)
-        qk = tl.dot(q, tl.trans(k))
-        if MASK != 0:
-            cols = start_n + offs_n
-            if MASK == 1:
-                keep = (offs_m[:, None] >= cols[None, :]) & (cols[None, :] < S)
-            else:
-                keep = cols[None, :] < S
-            qk = tl.where(keep, qk * qk_scale, float("-inf"))
-            m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-            qk = qk - m_new[:, None]
+def _fwd_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, start_n, S, qk_scale,
+                   HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr, DESC_4D: tl.constexpr):
+    """One key block of the online softmax (MASK as in _fwd_inner); the body of the key loop and of the
+    straight-line diagonal / tail blocks."""
+    k = _tma_load(k_desc, off_b, off_h, row0 + start_n, BLOCK_N, HEAD_DIM, DESC_4D)
+    qk = tl.dot(q, tl.trans(k))
+    if MASK != 0:
+        cols = start_n + tl.arange(0, BLOCK_N)
+        if MASK == 1:
+            keep = (offs_m[:, None] >= cols[None, :]) & (cols[None, :] < S)
         else:
-            m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
-            qk = qk * qk_scale - m_new[:, None]
-        p = tl.exp2(qk)
-        alpha = tl.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None]
-        v = _tma_load(v_desc, off_b, off_h, row0 + start_n, BLOCK_N, HEAD_DIM, DESC_4D)
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_new
-    return acc, l_i, m_i
+            keep = cols[None, :] < S
+        qk = tl.where(keep, qk * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        qk = qk - m_new[:, None]
+    else:
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+        qk = qk * qk_scale - m_new[:, None]
+    p = tl.exp2(qk)
+    alpha = tl.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, axis=1)
+    acc = acc * alpha[:, None]
+    v = _tma_load(v_desc, off_b, off_h, row0 + start_n, BLOCK_N, HEAD_DIM, DESC_4D)
+    acc = tl.dot(p.to(v.dtype), v, acc)
+    return acc, l_i, m_new
 
 
 @triton.jit
@@ -505,7 +504,16 @@ def _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, off_bh, H, S
                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr, DESC_4D: tl.constexpr,
                   WARP_SPECIALIZE: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr,
                   BLOCK_N: tl.constexpr):
-    """One (query block, batch x head) tile of the forward."""
+    """One (query block, batch x head) tile of the forward.
+
+    One key loop only. Without warp specialization it covers the unmasked blocks and the masked causal diagonal
+    band (BLOCK_M // BLOCK_N blocks) and the partial tail block run unrolled after it. With it, the loop covers
+    every block, masked throughout where any block needs a mask (two more operations per score: a compare and a
+    select). Why: Triton's Hopper warp specialization (the nvgpu-warp-specialization pass, 3.6 through 3.9) aborts
+    in MLIR dominance on a second loop holding a dot beside a specialized one, and on a dot after the loop whose
+    row max or sum is broadcast back (the softmax of the diagonal block); a runtime `if` inside the loop compiles
+    but is not specialized (benchmarks/explore/attention_ws_repro.py reproduces each).
+    """
     off_b = off_bh // H
     off_h = off_bh % H
     if DESC_4D:  # the head's first row in the descriptor's sequence dimension
@@ -517,27 +525,40 @@ def _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, off_bh, H, S
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
-    if CAUSAL:
-        acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, 0,
-                                       start_m * BLOCK_M, S, qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=0,
-                                       DESC_4D=DESC_4D, WARP_SPECIALIZE=WARP_SPECIALIZE)
-        acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m,
-                                       start_m * BLOCK_M, tl.minimum((start_m + 1) * BLOCK_M, S), S, qk_scale,
-                                       HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=1, DESC_4D=DESC_4D,
-                                       WARP_SPECIALIZE=WARP_SPECIALIZE)
+    if WARP_SPECIALIZE:
+        if CAUSAL:  # every key block up to the diagonal band's end, masked (causal and the sequence end)
+            hi = (start_m + 1) * BLOCK_M
+            LOOP_MASK: tl.constexpr = 1
+        elif EVEN_N:
+            hi = S
+            LOOP_MASK: tl.constexpr = 0
+        else:  # every block, masked at the sequence end
+            hi = tl.cdiv(S, BLOCK_N) * BLOCK_N
+            LOOP_MASK: tl.constexpr = 2
     else:
-        full = (S // BLOCK_N) * BLOCK_N
-        acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, 0, full, S,
-                                       qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=0, DESC_4D=DESC_4D,
-                                       WARP_SPECIALIZE=WARP_SPECIALIZE)
-        # The partial last key block (4-D descriptors only: 2-D requires S % BLOCK_M == 0); present exactly when
-        # S % BLOCK_N != 0. A constexpr test, not a runtime `full < S`: that one's implicit else (the loop-carried
-        # values passed through) is an scf.if with an else block, which Triton's Hopper warp specialization
-        # declines to partition.
-        if not EVEN_N:
-            acc, l_i, m_i = _fwd_tma_inner(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, full, S,
-                                           S, qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=2,
-                                           DESC_4D=DESC_4D, WARP_SPECIALIZE=False)
+        if CAUSAL:
+            hi = start_m * BLOCK_M  # keys [0, hi): all < S and visible to every row of the tile
+        elif EVEN_N:
+            hi = S
+        else:
+            hi = (S // BLOCK_N) * BLOCK_N
+        LOOP_MASK: tl.constexpr = 0
+    for start_n in tl.range(0, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        acc, l_i, m_i = _fwd_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, start_n, S,
+                                       qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=LOOP_MASK,
+                                       DESC_4D=DESC_4D)
+    if not WARP_SPECIALIZE:
+        if CAUSAL:
+            # The diagonal band, unrolled. Its first block holds key start_m * BLOCK_M <= every row, so m_i is
+            # finite before a fully masked block; blocks past S (4-D descriptors only) load zeros, masked whole.
+            for j in tl.static_range(BLOCK_M // BLOCK_N):
+                acc, l_i, m_i = _fwd_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m,
+                                               hi + j * BLOCK_N, S, qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
+                                               MASK=1, DESC_4D=DESC_4D)
+        elif not EVEN_N:  # the partial last key block (4-D descriptors only: 2-D needs S % BLOCK_M == 0)
+            acc, l_i, m_i = _fwd_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, hi, S,
+                                           qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=2, DESC_4D=DESC_4D)
     acc = acc / l_i[:, None]
     out = acc.to(o_desc.dtype)
     if DESC_4D:
@@ -651,15 +672,20 @@ def _scratch(size: int, alignment: int, stream) -> torch.Tensor:
     return torch.empty(size, dtype=torch.int8, device="cuda")
 
 
+def _set_allocator(q: torch.Tensor) -> None:
+    """In-kernel descriptors need Triton's scratch allocator, set once per process."""
+    global _ALLOCATOR_SET
+    if not _ALLOCATOR_SET and q.is_cuda:
+        triton.set_allocator(_scratch)
+        _ALLOCATOR_SET = True
+
+
 def _forward_tma(q, k, v, o, lse, causal: bool, plan: FwdPlan):
     """Launch attention_fwd_tma_kernel as `plan` says (o is fresh, contiguous, q's shape); the compiled kernel.
     Checks nothing: forward() asks tma_refusal first (tests run this launch under the interpreter directly)."""
-    global _ALLOCATOR_SET
     B, H, S, D = q.shape
     if plan.device_desc:
-        if not _ALLOCATOR_SET and q.is_cuda:
-            triton.set_allocator(_scratch)
-            _ALLOCATOR_SET = True
+        _set_allocator(q)
 
         def make(t, block):  # the kernel builds the descriptor from the tensor and its strides
             return t
@@ -1022,6 +1048,144 @@ def attention_bwd_dq_kernel(
         tl.store(dq_ptrs, dq.to(dq_ptr.dtype.element_ty), mask=offs_m[:, None] < S)
 
 
+# ------------------------------------------------------------------------------ backward, Hopper variant
+# dK/dV with descriptors built in the kernel over contiguous (B*H*S, D) tensors (S a multiple of both blocks, which
+# bwd_tma_refusal checks), optionally warp-specialized (Triton's Hopper pass then runs a TMA producer warpgroup and
+# two consumer warpgroups sharing the BLOCK_N key rows), optionally with dQ fused in (FUSED_DQ: each (key block,
+# query block) step adds its dS K into an fp32 dQ through a TMA reduce, cp.reduce.async.bulk, as FlashAttention 2
+# and 3 do, or through vector atomics; 5 matmuls per step instead of the 4 + 3 of the dK/dV and dQ kernels). What the pass accepts
+# (measured on the CPU sm_90 compile, Triton 3.6 and 3.9): this loop with FUSED_DQ off; not with FUSED_DQ on (the
+# reduce inside a specialized loop); the dQ loop (attention_bwd_dq_tma_kernel) only with its rows' log-sum-exp and
+# delta carried through the loop (see there).
+@triton.jit
+def _dkdv_tma_block(dk, dv, k, v, q_desc, do_desc, dq_desc, dq_ptr, lse_ptr, delta_ptr, row0, start_m, offs_n,
+                    qk_scale, sm_scale, HEAD_DIM: tl.constexpr, MASK: tl.constexpr, FUSED_DQ: tl.constexpr,
+                    BLOCK_M: tl.constexpr):
+    """One query block's contribution to the key block's dK, dV (and, FUSED_DQ, its dQ rows)."""
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    q = q_desc.load([row0 + start_m, 0])
+    do = do_desc.load([row0 + start_m, 0])
+    lse = tl.load(lse_ptr + row0 + offs_m)
+    delta = tl.load(delta_ptr + row0 + offs_m)
+    pT = tl.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :])
+    if MASK:
+        pT = tl.where(offs_m[None, :] >= offs_n[:, None], pT, 0.0)
+    dv = tl.dot(pT.to(do.dtype), do, dv)
+    dsT = pT * (tl.dot(v, tl.trans(do)) - delta[None, :])
+    dk = tl.dot(dsT.to(q.dtype), q, dk)
+    if FUSED_DQ != 0:
+        dq = tl.dot(tl.trans((dsT * sm_scale).to(k.dtype)), k)
+        if FUSED_DQ == 1:  # one TMA reduce of the tile (cp.reduce.async.bulk.tensor ... add)
+            dq_desc.atomic_add([row0 + start_m, 0], dq)
+        else:  # per-thread vector atomics (atom.global.relaxed.add.v4.f32)
+            dq_ptrs = dq_ptr + (row0 + offs_m).to(tl.int64)[:, None] * HEAD_DIM + tl.arange(0, HEAD_DIM)[None, :]
+            tl.atomic_add(dq_ptrs, dq, sem="relaxed")
+    return dk, dv
+
+
+@triton.jit
+def attention_bwd_dkdv_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, dq_ptr, S,
+                                  qk_scale, sm_scale, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
+                                  WARP_SPECIALIZE: tl.constexpr, FUSED_DQ: tl.constexpr, BLOCK_M: tl.constexpr,
+                                  BLOCK_N: tl.constexpr):
+    """A program per (key block, batch x head): dK, dV of BLOCK_N keys; FUSED_DQ 1 (TMA reduces) or 2 (vector
+    atomics) also adds each query block's dQ share into dq_ptr (fp32 zeros)."""
+    tl.static_assert(BLOCK_N % BLOCK_M == 0)
+    rows = tl.num_programs(1) * S
+    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_M, HEAD_DIM])
+    do_desc = tl.make_tensor_descriptor(do_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                        block_shape=[BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    dk_desc = tl.make_tensor_descriptor(dk_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                        block_shape=[BLOCK_N, HEAD_DIM])
+    dv_desc = tl.make_tensor_descriptor(dv_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                        block_shape=[BLOCK_N, HEAD_DIM])
+    dq_desc = tl.make_tensor_descriptor(dq_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                        block_shape=[BLOCK_M, HEAD_DIM])
+    row0 = tl.program_id(1) * S
+    start_n = tl.program_id(0) * BLOCK_N
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    k = k_desc.load([row0 + start_n, 0])
+    v = v_desc.load([row0 + start_n, 0])
+    dk = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    dv = tl.zeros((BLOCK_N, HEAD_DIM), dtype=tl.float32)
+    if CAUSAL and not WARP_SPECIALIZE:
+        # The diagonal band masked, then every query below it unmasked (two loops: fine without specialization).
+        for start_m in tl.range(start_n, start_n + BLOCK_N, BLOCK_M):
+            dk, dv = _dkdv_tma_block(dk, dv, k, v, q_desc, do_desc, dq_desc, dq_ptr, lse_ptr, delta_ptr, row0,
+                                     start_m, offs_n, qk_scale, sm_scale, HEAD_DIM=HEAD_DIM, MASK=True,
+                                     FUSED_DQ=FUSED_DQ, BLOCK_M=BLOCK_M)
+        lo = start_n + BLOCK_N
+        LOOP_MASK: tl.constexpr = False
+    elif CAUSAL:  # one loop, masked throughout (the specialized loop must be the kernel's only one)
+        lo = start_n
+        LOOP_MASK: tl.constexpr = True
+    else:
+        lo = 0
+        LOOP_MASK: tl.constexpr = False
+    for start_m in tl.range(lo, S, BLOCK_M, warp_specialize=WARP_SPECIALIZE):
+        start_m = tl.multiple_of(start_m, BLOCK_M)
+        dk, dv = _dkdv_tma_block(dk, dv, k, v, q_desc, do_desc, dq_desc, dq_ptr, lse_ptr, delta_ptr, row0, start_m,
+                                 offs_n, qk_scale, sm_scale, HEAD_DIM=HEAD_DIM, MASK=LOOP_MASK, FUSED_DQ=FUSED_DQ,
+                                 BLOCK_M=BLOCK_M)
+    dk_desc.store([row0 + start_n, 0], (dk * sm_scale).to(dk_desc.dtype))
+    dv_desc.store([row0 + start_n, 0], dv.to(dv_desc.dtype))
+
+
+@triton.jit
+def attention_bwd_dq_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, S, qk_scale, sm_scale,
+                                HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
+                                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A program per (query block, batch x head): dQ of BLOCK_M queries over descriptors, one key loop (masked
+    throughout when causal, as the specialized forward)."""
+    tl.static_assert(BLOCK_M % BLOCK_N == 0)
+    rows = tl.num_programs(1) * S
+    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_M, HEAD_DIM])
+    do_desc = tl.make_tensor_descriptor(do_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                        block_shape=[BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                       block_shape=[BLOCK_N, HEAD_DIM])
+    dq_desc = tl.make_tensor_descriptor(dq_ptr, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1],
+                                        block_shape=[BLOCK_M, HEAD_DIM])
+    if CAUSAL:
+        start_m = (tl.num_programs(0) - 1 - tl.program_id(0)) * BLOCK_M  # longest rows first
+        hi = start_m + BLOCK_M
+    else:
+        start_m = tl.program_id(0) * BLOCK_M
+        hi = S
+    row0 = tl.program_id(1) * S
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    q = q_desc.load([row0 + start_m, 0])
+    do = do_desc.load([row0 + start_m, 0])
+    lse = tl.load(lse_ptr + row0 + offs_m)
+    delta = tl.load(delta_ptr + row0 + offs_m)
+    dq = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    for start_n in tl.range(0, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        k = k_desc.load([row0 + start_n, 0])
+        v = v_desc.load([row0 + start_n, 0])
+        qk = tl.dot(q, tl.trans(k))
+        # lse and delta ride through the loop, re-derived from this block's scores (+ 0 x the row max): Triton's
+        # Hopper pass asserts on a loop-invariant row vector broadcast into the scores, but partitions one that
+        # an in-loop reduction feeds (attention_ws_repro.py); costs one row max per block.
+        anchor = tl.max(qk, axis=1) * 0.0
+        lse = lse + anchor
+        delta = delta + anchor
+        p = tl.exp2(qk * qk_scale - lse[:, None])
+        if CAUSAL:
+            p = tl.where(offs_m[:, None] >= (start_n + tl.arange(0, BLOCK_N))[None, :], p, 0.0)
+        ds = p * (tl.dot(do, tl.trans(v)) - delta[:, None])
+        dq = tl.dot(ds.to(k.dtype), k, dq)
+    dq_desc.store([row0 + start_m, 0], (dq * sm_scale).to(dq_desc.dtype))
+
+
 _KEY = ["S", "HEAD_DIM", "CAUSAL", "EVEN_S"]
 _fwd_tuned = triton.autotune(configs=_configs(FWD_CONFIGS, _INTERP_FWD), key=_KEY)(attention_fwd_kernel)
 _dkdv_tuned = triton.autotune(configs=_configs(DKDV_CONFIGS, _INTERP_DKDV), key=_KEY)(attention_bwd_dkdv_kernel)
@@ -1103,22 +1267,91 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = Tr
     return o, lse
 
 
+def bwd_plan_for(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> BwdPlan | None:
+    """The backward plan these tensors run: BWD_PLANS's entry (a "tma" one only where bwd_tma_refusal has no
+    objection, else BWD_PTR_FALLBACK), None under the interpreter or for an unplanned D (autotuned kernels)."""
+    if _INTERPRET:
+        return None
+    plan = BWD_PLANS.get((causal, q.shape[-1]))
+    if plan is not None and plan.kind == "tma" and bwd_tma_refusal(q, k, v, plan) is not None:
+        plan = BWD_PTR_FALLBACK.get(q.shape[-1])
+    return plan
+
+
+def bwd_tma_refusal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: BwdPlan) -> str | None:
+    """Why the "tma" backward `plan` cannot run on these tensors, or None when it can."""
+    if not tma_supported(q):
+        return "TMA descriptors need Triton's TensorDescriptor and a compute-capability-9 GPU (not the interpreter)"
+    if not all(t.is_contiguous() and t.data_ptr() % 16 == 0 for t in (q, k, v)):
+        return "the TMA backward needs contiguous, 16-byte aligned q, k, v"
+    if any(q.shape[2] % b for b in (*plan.dkdv[:2], *(plan.dq[:2] if plan.dq_ws else ()))):
+        return "the TMA backward needs S to be a multiple of its BLOCK_M and BLOCK_N"
+    return None
+
+
+def _dkdv_tma(q, k, v, do, lse, delta, dk, dv, dq_acc, causal: bool, plan: BwdPlan):
+    """Launch attention_bwd_dkdv_tma_kernel as `plan` says (dq_acc: fp32 zeros with fused_dq); the compiled kernel.
+    Checks nothing: backward() asks bwd_tma_refusal first (tests run this launch under the interpreter directly)."""
+    _set_allocator(q)
+    B, H, S, D = q.shape
+    block_m, block_n, warps, stages = plan.dkdv
+    sm_scale = 1.0 / math.sqrt(D)
+    return attention_bwd_dkdv_tma_kernel[(S // block_n, B * H)](
+        q, k, v, do, lse, delta, dk, dv, dq_acc, S, sm_scale * LOG2E, sm_scale, HEAD_DIM=D, CAUSAL=causal,
+        WARP_SPECIALIZE=plan.ws, FUSED_DQ=2 if _INTERPRET and plan.fused_dq == 1 else plan.fused_dq, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps,
+        num_stages=stages)
+
+
+def _dq_tma(q, k, v, do, lse, delta, dq, causal: bool, plan: BwdPlan):
+    """Launch attention_bwd_dq_tma_kernel, warp-specialized, at plan.dq (as _dkdv_tma: checks nothing)."""
+    _set_allocator(q)
+    B, H, S, D = q.shape
+    block_m, block_n, warps, stages = plan.dq
+    sm_scale = 1.0 / math.sqrt(D)
+    return attention_bwd_dq_tma_kernel[(S // block_m, B * H)](
+        q, k, v, do, lse, delta, dq, S, sm_scale * LOG2E, sm_scale, HEAD_DIM=D, CAUSAL=causal,
+        WARP_SPECIALIZE=True, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages)
+
+
 def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
              do: torch.Tensor, causal: bool = True, dkdv_config: tuple[int, int, int, int] | None = None,
-             dq_config: tuple[int, int, int, int] | None = None) -> tuple[torch.Tensor, ...]:
-    """dq, dk, dv for upstream gradient do, given forward's o and lse (configs default to BWD_PLANS)."""
+             dq_config: tuple[int, int, int, int] | None = None,
+             plan: BwdPlan | None = None) -> tuple[torch.Tensor, ...]:
+    """dq, dk, dv for upstream gradient do, given forward's o and lse.
+
+    plan: a BwdPlan to run (a "tma" plan raises where bwd_tma_refusal says why not); default bwd_plan_for(...).
+    dkdv_config / dq_config: pointer kernels at these configs instead (both given or taken from the plan)."""
+    global LAST_COMPILED_BWD
     B, H, S, D = q.shape
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() == 0:
         return dq, dk, dv
+    sm_scale = 1.0 / math.sqrt(D)
+    if plan is None:
+        plan = bwd_plan_for(q, k, v, causal)
+        if plan is not None and (dkdv_config is not None or dq_config is not None):
+            plan = BwdPlan(plan.dkdv, plan.dq) if plan.kind == "ptr" else BWD_PTR_FALLBACK.get(D, plan)
+    if plan is not None and plan.kind not in ("ptr", "tma"):
+        raise ValueError(f"BwdPlan.kind must be 'ptr' or 'tma', got {plan.kind!r}")
+    if plan is not None and plan.kind == "tma":
+        why = bwd_tma_refusal(q, k, v, plan)
+        if why is not None:
+            raise ValueError(f"{plan} cannot run here: {why}")
     delta = torch.empty((B * H, S), device=q.device, dtype=torch.float32)
     attention_bwd_preprocess_kernel[(triton.cdiv(S, 64), B * H)](
         o, do, delta, *o.stride(), *do.stride(), H, S, HEAD_DIM=D, BLOCK_M=64)
-    sm_scale = 1.0 / math.sqrt(D)
-    if dkdv_config is None:
-        dkdv_config = _bwd_plan(causal, D, 0)
-    if dq_config is None:
-        dq_config = _bwd_plan(causal, D, 1)
+    if plan is not None and plan.kind == "tma":
+        do = do.contiguous()  # (a loss's expanded gradient has stride 0)
+        dq_acc = torch.zeros((B, H, S, D), device=q.device, dtype=torch.float32) if plan.fused_dq else dq
+        LAST_COMPILED_BWD = _dkdv_tma(q, k, v, do, lse, delta, dk, dv, dq_acc, causal, plan)
+        if plan.fused_dq:
+            return dq_acc.to(q.dtype), dk, dv
+        if plan.dq_ws:
+            _dq_tma(q, k, v, do, lse, delta, dq, causal, plan)
+            return dq, dk, dv
+    if plan is not None:
+        dkdv_config = plan.dkdv if dkdv_config is None else dkdv_config
+        dq_config = plan.dq if dq_config is None else dq_config
     meta = dict(HEAD_DIM=D, CAUSAL=causal, UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
 
     def grid_n(m: dict) -> tuple[int, int]:
@@ -1127,9 +1360,10 @@ def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
     def grid_m(m: dict) -> tuple[int, int]:
         return (triton.cdiv(S, m["BLOCK_M"]), B * H)
 
-    _launch(attention_bwd_dkdv_kernel, _dkdv_tuned, dkdv_config, grid_n, q, k, v, do, lse, delta, dk, dv,
-            *q.stride(), *k.stride(), *v.stride(), *do.stride(), *dk.stride(), *dv.stride(), H, S,
-            sm_scale * LOG2E, sm_scale, EVEN_S=_even(S, dkdv_config), **meta)
+    if plan is None or plan.kind == "ptr":
+        _launch(attention_bwd_dkdv_kernel, _dkdv_tuned, dkdv_config, grid_n, q, k, v, do, lse, delta, dk, dv,
+                *q.stride(), *k.stride(), *v.stride(), *do.stride(), *dk.stride(), *dv.stride(), H, S,
+                sm_scale * LOG2E, sm_scale, EVEN_S=_even(S, dkdv_config), **meta)
     _launch(attention_bwd_dq_kernel, _dq_tuned, dq_config, grid_m, q, k, v, do, lse, delta, dq,
             *q.stride(), *k.stride(), *v.stride(), *do.stride(), *dq.stride(), H, S,
             sm_scale * LOG2E, sm_scale, EVEN_S=_even(S, dq_config), **meta)
