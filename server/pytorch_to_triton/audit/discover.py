@@ -414,6 +414,18 @@ def _call_site(name: str, tree: ast.Module, params: list[str]) -> dict[str, str]
 
 
 # ---- beside the file -------------------------------------------------------------------------------------------
+def harness_form(path: Path) -> str:
+    """'task' (make_inputs), 'kernelbench' (Model, get_inputs, get_init_inputs) or '' (neither: a file named
+    reference.py that is a package's own reference code, late-interaction-kernels' `reference.py`)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    return "task" if "make_inputs" in defs else "kernelbench" if {"Model", "get_inputs", "get_init_inputs"} <= defs \
+        else ""
+
+
 def _kernelbench_beside(target: Path, model: FileModel, read: Callable[[Path], str]) -> list[Source]:
     """A KernelBench-form problem in the folder, for a file that defines ModelNew (one: several are ambiguous)."""
     if "ModelNew" not in model.classes:

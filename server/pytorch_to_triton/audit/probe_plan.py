@@ -21,8 +21,9 @@ from . import discover
 from .hypotheses import hypothesis
 from .model import AuditReport
 
-NO_HARNESS = ("no example call: pass harness= (a file with make_inputs(case) and ENTRY = \"<entry>\", "
-              "references/audit-guide.md 'Probes'), or add [audit] harness = ... to the task sidecar")
+HOW = ("pass harness= (a file with make_inputs(case) and ENTRY = \"<entry>\", references/audit-guide.md 'Probes'), "
+       "or add [audit] harness = ... to the task sidecar")
+NO_HARNESS = f"no example call: {HOW}"
 
 
 @dataclass
@@ -55,8 +56,8 @@ class ProbePlan:
         """After the worker's run: say which example call the probes used (report.checked); '' or, when no caller
         gave one, why (the probes then did not run)."""
         if res.get("no_example"):
-            return f"{res['no_example']} (searched: {'; '.join(self.found.searched)})" if self.found else \
-                str(res["no_example"])
+            searched = f" (searched: {'; '.join(self.found.searched)})" if self.found else ""
+            return f"{res['no_example']}{searched}; {HOW}"
         ex = res.get("example")
         if ex:
             self.display["caller"] = ex["spec"]
@@ -112,15 +113,20 @@ def plan(target: Path, rel: Any, harness: Path | None, task_ref: Path | None, ta
             return ProbePlan(None, f"[audit] harness {table['harness']!r} not found beside the sidecar ({harness})",
                              accept)
         said = f"the sidecar's [audit] harness: {rel(harness)}"
+    found, skipped = None, ""
     if harness is None and task_ref is not None and task_ref.resolve() != target.resolve():
-        harness, said = task_ref, f"the task reference: {rel(task_ref)}"
-    found = None
+        if discover.harness_form(task_ref) or root is None:
+            harness, said = task_ref, f"the task reference: {rel(task_ref)}"
+        else:  # a package's own reference.py beside the kernel: not an example call
+            skipped = f"{rel(task_ref)} is neither a task reference (make_inputs) nor in KernelBench form"
     if harness is None and root is not None:
         try:
             found = discover.find(target, root)
         except Exception as e:  # noqa: BLE001 - the search must never cost the static report
             return ProbePlan(None, f"{NO_HARNESS} (the search for the file's callers failed: {type(e).__name__}: "
                                    f"{str(e)[:160]})", accept)
+        if skipped:
+            found.searched.insert(0, skipped)
         kb = next((s for s in found.sources if s.kind == "kernelbench"), None)
         if kb is not None:
             harness, said = kb.file, kb.label(rel, target)
@@ -129,7 +135,7 @@ def plan(target: Path, rel: Any, harness: Path | None, task_ref: Path | None, ta
                 "entry": None, "shape": None, "dtype": None, "budget_s": budget_s}
         return ProbePlan(args, "", accept, {"target": str(rel(target))}, found=found)
     if harness is None:
-        why = f"{found.none_found(rel)}; {NO_HARNESS}" if found is not None else NO_HARNESS
+        why = f"{found.none_found(rel)}; {HOW}" if found is not None else NO_HARNESS
         return ProbePlan(None, why, accept, {"target": str(rel(target))}, found=found)
     args = {"target": str(target), "harness": str(harness), "entry": table.get("entry"), "shape": table.get("shape"),
             "dtype": table.get("dtype"), "budget_s": min(float(table.get("budget_s") or budget_s), budget_s)}

@@ -155,12 +155,14 @@ def _copied(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
 
 
 # ---- loading --------------------------------------------------------------------------------------------------
-def _forget(root: Path) -> None:
-    """Modules loaded from under `root` by an earlier call (a warm worker): imported afresh."""
+def _forget(root: Path, names: set[str]) -> None:
+    """Modules an earlier call (a warm worker) loaded from under `root` whose top-level name is one of `names` (the
+    file's package, its caller's): imported afresh, so an edited file is read again. Nothing else (an installed
+    package under the workspace, this tool) is touched."""
     where = str(root.resolve())
     for name, mod in list(sys.modules.items()):
         f = getattr(mod, "__file__", None)
-        if isinstance(f, str) and f.startswith(where) and not name.startswith("pytorch_to_triton"):
+        if name.split(".")[0] in names and isinstance(f, str) and f.startswith(where):
             del sys.modules[name]
 
 
@@ -174,7 +176,7 @@ def load_target(target: Path, req: dict[str, Any], script: bool, cap: int | None
     relative imports resolve; its script code runs at import, unwatched); a plain file runs statement by statement,
     each entry watched as soon as it is bound: with `script`, its module-level calls of the entries are the caller
     (the first one is recorded); without, those statements (`script_lines`) are left out."""
-    _forget(Path(req["import_path"]))
+    _forget(Path(req["import_path"]), {req["module"].split(".")[0]})
     _on_path(req["import_path"])
     if "." in req["module"] or (target.parent / "__init__.py").is_file():
         import importlib
@@ -187,7 +189,8 @@ def load_target(target: Path, req: dict[str, Any], script: bool, cap: int | None
     mod = types.ModuleType(name)
     mod.__file__ = str(target)
     sys.modules[name] = mod
-    sys.modules[req["module"]] = mod  # a test beside it imports it by its own name (`from kernel import add`)
+    if req["module"] not in sys.modules:  # a test beside it imports it by its own name (`from kernel import add`);
+        sys.modules[req["module"]] = mod  # never in place of a module already loaded (a stdlib `copy`, `random`)
     skip = set() if script else set(req.get("script_lines") or [])
     watch = _Watch(mod, req["entries"], cap)
     source = target.read_text(encoding="utf-8", errors="replace")
@@ -216,6 +219,7 @@ def _caller_module(target: Path, mod: Any, src: dict[str, Any]) -> Any:
 
     for p in [*src.get("paths", []), src["import_path"]]:
         _on_path(p)
+    _forget(Path(src["import_path"]), {src["module"].split(".")[0]})
     if "." in src["module"] or (Path(src["file"]).parent / "__init__.py").is_file():
         return importlib.import_module(src["module"])
     spec = importlib.util.spec_from_file_location(f"p2t_callerfile_{time.monotonic_ns()}", src["file"])

@@ -478,7 +478,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.caller:
         from .callers import request_for
 
-        caller = request_for(Path(a.target), a.caller)
+        try:
+            caller = request_for(Path(a.target), a.caller)
+        except TaskError as e:
+            ap.error(str(e))
     res = run_probes({"target": a.target, "harness": a.harness or a.target, "entry": a.entry, "shape": a.shape,
                       "dtype": a.dtype, "only": a.only, "budget_s": 1e9, "mark": a.mark, "sanitizer": False,
                       "target_gpus": "none", "caller": caller}, rt)

@@ -1,4 +1,4 @@
-# audit discover fixture: liger-kernel 0.8.5 (BSD-2-Clause), test/utils.py, unchanged below this line.
+# audit discover fixture: liger-kernel 0.8.5 (BSD-2-Clause license), test/utils.py, unchanged below this line.
 import importlib
 import json
 import os

@@ -1,4 +1,4 @@
-# audit discover fixture: liger-kernel 0.8.5 (BSD-2-Clause), test/transformers/test_softmax.py, unchanged below this line.
+# audit discover fixture: liger-kernel 0.8.5 (BSD-2-Clause license), test/transformers/test_softmax.py, unchanged below this line.
 import pytest
 import torch
 

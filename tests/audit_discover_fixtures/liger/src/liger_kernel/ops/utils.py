@@ -1,4 +1,4 @@
-# audit discover fixture: liger-kernel 0.8.5 (BSD-2-Clause), src/liger_kernel/ops/utils.py, unchanged below this line.
+# audit discover fixture: liger-kernel 0.8.5 (BSD-2-Clause license), src/liger_kernel/ops/utils.py, unchanged below this line.
 """
 This file incorporates code from Unsloth licensed under the Apache License, Version 2.0.
 See the original Unsloth repository at https://github.com/unslothai/unsloth.

@@ -1,4 +1,4 @@
-# audit discover fixture: liger-kernel 0.8.5 (BSD-2-Clause), src/liger_kernel/transformers/softmax.py, unchanged below this line.
+# audit discover fixture: liger-kernel 0.8.5 (BSD-2-Clause license), src/liger_kernel/transformers/softmax.py, unchanged below this line.
 import torch
 import torch.nn as nn
 
