@@ -10,7 +10,7 @@ was before issue 45, whose static suspects stay P2 without an example call). Thi
 it.
 
 Run from the repo root: PYTHONPATH=$PWD/server python3 benchmarks/audit_discover.py [--json out.json] [--no-search]
-[--only SUBSTRING] [--timeout 120]. CPU (2 shared cores): most files have no caller in the corpus (each is a single
+[--only SUBSTRING] [--timeout 120] [--with-callers]. CPU (2 shared cores): most files have no caller in the corpus (each is a single
 file copied from its package) and take ~1 s; the few with one run the probes (up to --timeout each).
 """
 
@@ -38,6 +38,12 @@ def _problems() -> dict[str, list[dict[str, Any]]]:
     return dict(out)
 
 
+def _has_caller(path: str) -> bool:
+    from pytorch_to_triton.audit import discover
+
+    return bool(discover.find((ROOT / path).resolve(), ROOT).usable())
+
+
 def audit_one(svc: Any, path: str, problems: list[dict[str, Any]], timeout_s: float) -> dict[str, Any]:
     """One file's audit without a harness: the example call, the findings, the known problems named."""
     t0 = time.monotonic()
@@ -61,6 +67,8 @@ def main() -> int:
     ap.add_argument("--no-search", action="store_true", help="the audit as before issue 45 (no caller search)")
     ap.add_argument("--only", help="files whose path contains this")
     ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--with-callers", action="store_true", help="audit only the files whose search finds a caller "
+                    "to run (the others are static-only, as on any device): the GPU part")
     a = ap.parse_args()
     if a.no_search:
         from pytorch_to_triton.audit import discover
@@ -74,6 +82,8 @@ def main() -> int:
     try:
         for path in sorted(probs):
             if a.only and a.only not in path:
+                continue
+            if a.with_callers and not _has_caller(path):
                 continue
             try:
                 row = audit_one(svc, path, probs[path], a.timeout)
