@@ -54,6 +54,10 @@ def test_a_test_called_from_the_module_level_comes_first_with_that_calls_sizes()
     assert test.params == {"M": "1151", "N": "8192", "dtype": "torch.float16"} and test.sizes == ["M", "N"]
     assert test.label(_rel, FIX / "tutorials" / "layer_norm.py") == \
         "tests in the file: test_layer_norm(M=1151, N=8192, dtype=torch.float16)"
+    # the torch result the test compares its call with, as an expression of that call's arguments, at its tolerance
+    assert test.reference == {"expr": "torch.nn.functional.layer_norm(x, w_shape, weight, bias, eps).to(dtype)",
+                              "args": ["x", "w_shape", "weight", "bias", "eps"], "keywords": {}, "line": 321,
+                              "atol": 0.01, "rtol": 0.0}
     # the module-level calls (the test, then bench_layer_norm.run) are left out when another caller is run
     src = (FIX / "tutorials" / "layer_norm.py").read_text().splitlines()
     assert [src[n - 1] for n in found.script_lines] == ["test_layer_norm(1151, 8192, torch.float16)",
@@ -90,6 +94,18 @@ def test_docstring_examples_and_main_blocks_are_callers() -> None:
     kmeans = ROOT / "tests/audit_public_corpus/flash_kmeans/centroid_update_triton.py"
     main = [s for s in _found(kmeans).sources if s.name == "__main__"]
     assert main and main[0].kind == "main" and kmeans.read_text().splitlines()[main[0].line - 1].startswith("if __name__")
+
+
+def test_a_tests_reference_must_be_built_from_the_calls_own_arguments() -> None:
+    import ast
+
+    src = ("def test_a(M):\n    x = torch.randn(M)\n    x1 = x.clone()\n    y = add(x, x)\n"
+           "    assert torch.allclose(y, x1 + x1)\n\n"
+           "def test_b(M):\n    x = torch.randn(M)\n    y = add(x, x)\n    ref = 2 * x\n"
+           "    torch.testing.assert_close(ref, y)\n")
+    a, b = ast.parse(src).body
+    assert discover.compared(a, {"add"}) == {}  # x1 is another local: not a function of the call's arguments
+    assert discover.compared(b, {"add"}) == {"expr": "2 * x", "args": ["x", "x"], "keywords": {}, "line": 11}
 
 
 def test_a_test_whose_arguments_are_fixtures_is_named_but_not_run() -> None:
@@ -144,6 +160,8 @@ def test_a_tests_own_size_is_shrunk_for_the_interpreter_and_the_sizes_probe_move
     assert "it calls LayerNorm.apply(float16[16, 8192], (8192,), float16[8192], float16[8192], 1e-05)" in ex
     sizes = next(p for p in rep.probes if p["name"] == "sizes")
     assert "shape {'M': 0, 'N': 8192}" in sizes["ran"] and "shape {'M': 16, 'N': 17}" in sizes["ran"]
+    ref = next(p for p in rep.probes if p["name"] == "reference")  # the test's own F.layer_norm judges the call
+    assert ref["ran"] == ["example vs reference"] and not ref["failures"]
     layout = [f for f in rep.findings + rep.robustness if f.reproducer and "--only 'layout: transposed'" in
               f.reproducer]
     assert layout and f"--caller {TUT}/layer_norm.py::test_layer_norm --only" in layout[0].reproducer

@@ -51,6 +51,7 @@ class Source:
     call: str  # the call as the report names it: 'test_softmax(M=1823, N=781)'
     params: dict[str, str] = field(default_factory=dict)  # argument -> the Python source of the value given
     sizes: list[str] = field(default_factory=list)  # the params that are integer sizes (the sizes probe moves them)
+    reference: dict[str, Any] = field(default_factory=dict)  # the torch result a test compares the call with
     code: str = ""  # docstring examples: the statements to run
     via: str = ""  # package_wrapper: 'path::Wrapper', the function of the package between the caller and the entry
     why_not: str = ""  # found, but not usable as it stands
@@ -80,7 +81,8 @@ class Source:
         tests = [str(a.parent) for a in self.file.parents if a.name in TEST_DIRS and a.parent.is_relative_to(root)]
         return {"kind": self.kind, "file": str(self.file), "line": self.line, "name": self.name, "call": self.call,
                 "params": dict(self.params), "sizes": list(self.sizes), "code": self.code, "spec": self.spec(rel),
-                "label": self.label(rel, target), "import_path": str(path), "module": module, "paths": tests[:1]}
+                "label": self.label(rel, target), "import_path": str(path), "module": module, "paths": tests[:1],
+                "reference": dict(self.reference)}
 
 
 @dataclass
@@ -294,7 +296,9 @@ class Callers:
         params, why = parameters(fn, self.tree)
         sizes = [k for k, v in params.items() if _int_source(v)]
         call = f"{fn.name}({', '.join(f'{k}={v}' for k, v in params.items())})"
-        return self._source(kind, fn.lineno, fn.name, call, via, params=params, sizes=sizes, why_not=why)
+        ref = compared(fn, self.direct) if kind == "test" and not via else {}
+        return self._source(kind, fn.lineno, fn.name, call, via, params=params, sizes=sizes, why_not=why,
+                            reference=ref)
 
     def _docstrings(self) -> list[Source]:
         out = []
@@ -330,6 +334,56 @@ def _int_source(v: str) -> bool:
         return int_literal(ast.parse(v, mode="eval").body) is not None
     except SyntaxError:
         return False
+
+
+# ---- the reference a test compares with ------------------------------------------------------------------------
+COMPARE = ("assert_close", "allclose", "assert_allclose", "assert_verbose_allclose", "assert_almost_equal")
+
+
+def compared(fn: ast.FunctionDef, entries: set[str]) -> dict[str, Any]:
+    """The torch result a test compares its call of an entry with, as an expression of that call's arguments:
+    `y_tri = layer_norm(x, w_shape, weight, bias, eps)` ... `y_ref = F.layer_norm(x, w_shape, weight, bias, eps)`
+    ... `assert torch.allclose(y_tri, y_ref, atol=1e-2, rtol=0)` gives {expr, args, keywords, rtol, atol}; {} when the
+    test has no such pair (its reference reads other locals: then the probes judge without one)."""
+    body = sorted((n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.Call))), key=lambda n: (n.lineno,
+                                                                                                  n.col_offset))
+    assigns = [(n.targets[0].id, n.value, n.lineno) for n in body if isinstance(n, ast.Assign)
+               and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+    local = {name for name, _, _ in assigns} | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+                                                and isinstance(n.ctx, ast.Store)}
+    call = next(((name, v) for name, v, _ in assigns if isinstance(v, ast.Call) and dotted(v.func) in entries
+                 and all(isinstance(a, (ast.Name, ast.Constant)) for a in [*v.args, *(k.value for k in v.keywords)])
+                 and all(k.arg for k in v.keywords)), None)
+    if call is None:
+        return {}
+    out, node = call
+    args = [a.id if isinstance(a, ast.Name) else None for a in node.args]
+    keywords = {k.arg: k.value.id for k in node.keywords if isinstance(k.value, ast.Name)}
+    given = {a for a in args if a} | set(keywords.values())
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    for cmp in (n for n in body if isinstance(n, ast.Call) and dotted(n.func).rsplit(".", 1)[-1] in COMPARE):
+        if len(cmp.args) < 2 or not any(isinstance(a, ast.Name) and a.id == out for a in cmp.args[:2]):
+            continue
+        other = next(a for a in cmp.args[:2] if not (isinstance(a, ast.Name) and a.id == out))
+        if isinstance(other, ast.Name):
+            other = next((v for name, v, line in reversed(assigns) if name == other.id and line <= cmp.lineno),
+                         None)
+        if other is None:
+            continue
+        reads = {n.id for n in ast.walk(other) if isinstance(n, ast.Name)}
+        if out in reads or not reads & given or reads & local - given - params or _refs(other) & entries:
+            continue
+        tol = {k.arg: v for k in cmp.keywords if k.arg in ("rtol", "atol") and (v := _number(k.value)) is not None}
+        return {"expr": ast.unparse(other), "args": args, "keywords": keywords, "line": cmp.lineno, **tol}
+    return {}
+
+
+def _number(node: ast.expr) -> float | None:
+    try:
+        v = ast.literal_eval(node)
+    except ValueError:
+        return None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 # ---- the arguments of a test or benchmark function --------------------------------------------------------------

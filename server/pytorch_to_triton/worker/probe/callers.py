@@ -412,7 +412,7 @@ class Example:
         name, fn, args, kwonly = call
         self.name, self.args = name, list(args)
         self.entry = _with_keywords(fn, kwonly)
-        self.reference = None
+        self.reference, self.TOLERANCES = _reference(session, fn, len(args))
         self.file = Path(session.src["file"])
         floats = [t for t in self.args if isinstance(t, torch.Tensor) and t.is_floating_point()]
         self.torch_dtype = floats[0].dtype if floats else torch.float32
@@ -429,6 +429,9 @@ class Example:
         self.spec = session.src["spec"]
         self.call_text = _call_text(session, name)
         self.notes = [f"example call: {self.label}; it calls {self.call_text}", *notes]
+        if self.reference is not None:
+            self.notes.append(f"reference: the caller's own, `{session.src['reference']['expr']}` (line "
+                              f"{session.src['reference']['line']} compares the call with it)")
         self.not_for: dict[str, str] = {} if self.shape else {
             "sizes": f"the example call comes from {self.label}, which takes no size argument: the sizes probe "
                      "moves only a caller's own sizes (give harness= to probe others)"}
@@ -448,6 +451,36 @@ class Example:
         if want != self.torch_dtype:  # no dtype argument: the floating inputs in the case's dtype
             out = [t.to(want) if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in out]
         return out
+
+
+def _reference(session: Session, fn: Callable[..., Any], n: int) -> tuple[Callable[..., Any] | None, dict[str, Any]]:
+    """The torch result the test compares its call with (discover.compared), as a function of the probes' inputs:
+    each name the test passed to the entry is bound to the argument in its place, the test's other arguments to
+    their values; with the test's own rtol/atol for the example's dtype. (None, {}) when the test has none."""
+    ref = session.src.get("reference") or {}
+    if not ref:
+        return None, {}
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+    where = {a: i for i, a in enumerate(ref["args"]) if a}
+    where.update({name: names.index(kw) for kw, name in ref["keywords"].items() if kw in names})
+    if any(i >= n for i in where.values()):
+        return None, {}
+    code = compile(ref["expr"], f"<reference compared at {session.src['spec']} line {ref['line']}>", "eval")
+    g = vars(session.caller_mod)
+
+    def reference(*args: Any) -> Any:
+        return eval(code, g, {**session.params, **{name: args[i] for name, i in where.items()}})  # noqa: S307
+
+    tol = {}
+    if "rtol" in ref or "atol" in ref:
+        floats = [t for t in session.watch.call[2] if isinstance(t, torch.Tensor) and t.is_floating_point()] \
+            if session.watch and session.watch.call else []
+        if floats:
+            tol[dtype_name(floats[0].dtype)] = (ref.get("rtol", 0.0), ref.get("atol", 0.0))
+    return reference, tol
 
 
 def _with_keywords(fn: Callable[..., Any], kwonly: dict[str, Any]) -> Callable[..., Any]:

@@ -367,8 +367,8 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
             return {"no_example": str(e), "probes": []}
         # the search's time comes out of the probes'; the sanitizer's child runs the same caller
         args = {**args, "budget_s": max(5.0, budget - (time.monotonic() - t0)), "caller_spec": h_mod.spec}
-        harness, fn, ref, make, shape, dtype = h_mod.file, h_mod.entry, None, h_mod.make_inputs, h_mod.shape, \
-            h_mod.dtype
+        harness, fn, ref, make, shape, dtype = h_mod.file, h_mod.entry, h_mod.reference, h_mod.make_inputs, \
+            h_mod.shape, h_mod.dtype
     elif is_kernelbench(h_mod := load_module(harness, "harness")) and \
             not callable(getattr(h_mod, "make_inputs", None)):
         from .probe_kb import NOT_FOR_KERNELBENCH, KernelBenchHarness
