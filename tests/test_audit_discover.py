@@ -197,3 +197,15 @@ def test_a_caller_that_cannot_run_is_said_and_suspects_get_their_confirming_comm
     assert f.reproducer.startswith("pytorch-to-triton audit tests/audit_probe_fixtures/rows_dropped.py --harness "
                                    "rows_dropped_harness.py  # rows_dropped_harness.py: ENTRY = \"softmax\"")
     assert "softmax's arguments (x)" in f.reproducer and "a batch that is not a multiple of the block" in f.reproducer
+
+
+def test_a_kernelbench_problem_beside_a_modelnew_file_is_its_example(tmp_path: Path, tmp_service) -> None:  # noqa: ANN001
+    import shutil
+
+    kb = ROOT / "tests" / "kernelbench_fixtures"
+    shutil.copy(kb / "affine_reference.py", tmp_path / "19_Affine.py")  # not named reference.py: not a task folder
+    shutil.copy(kb / "affine_rows_by_cols.py", tmp_path / "kernel.py")
+    rep = tmp_service.audit(path="kernel.py", compile=False)
+    assert "example call: KernelBench problem beside the file: 19_Affine.py" in rep.checked
+    assert rep.probes and rep.counts["P0"] >= 1, rep.markdown
+

@@ -35,7 +35,8 @@ MAX_FILES = 400  # files of the package and its test folders read for callers (l
 MAX_BYTES = 1_000_000
 MAX_TRIED = 8  # candidates the worker tries, in order, before it says none was usable
 TEST_DIRS = ("test", "tests")
-KINDS = ("sidecar", "kernelbench", "test", "main", "benchmark", "docstring", "package_wrapper")
+# (a sidecar's [audit] harness and a task reference come first, probe_plan.py; a KernelBench problem is run as one)
+KINDS = ("kernelbench", "test", "main", "benchmark", "docstring", "package_wrapper")
 SCRIPT, MAIN = "<module>", "__main__"
 _BENCH = re.compile(r"^_?bench")  # bench_softmax, benchmark: run with their call site's or default arguments
 
@@ -63,8 +64,6 @@ class Source:
     def label(self, rel: Callable[[Path], Any], target: Path) -> str:
         """How the report names it: 'tests in the file: test_softmax(M=1823, N=781)'."""
         own = self.file.resolve() == target.resolve()
-        if self.kind == "sidecar":
-            return f"the sidecar's [audit] harness: {rel(self.file)}"
         if self.kind == "kernelbench":
             return f"KernelBench problem beside the file: {rel(self.file)}"
         what = {"test": "tests", "main": "script code", "benchmark": "benchmarks",
@@ -98,7 +97,7 @@ class Found:
 
     def usable(self) -> list[Source]:
         """The candidates the worker tries, in order (a sidecar or KernelBench harness is run as a harness)."""
-        return [s for s in self.sources if not s.why_not and s.kind not in ("sidecar", "kernelbench")][:MAX_TRIED]
+        return [s for s in self.sources if not s.why_not and s.kind != "kernelbench"][:MAX_TRIED]
 
     def request(self, target: Path, root: Path, rel: Callable[[Path], Any]) -> dict[str, Any]:
         """The worker's `caller` argument: the candidates, the entries to watch, how to import the file."""
