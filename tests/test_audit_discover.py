@@ -1,5 +1,6 @@
-"""The example call when no harness is given (issue 45, part 3): audit/discover.py finds the file's own callers and its
-package's (AST only), worker/probe/callers.py runs them in the worker and records the entry's first call.
+"""The example call when no harness is given (issue 45, part 3): audit/discover.py finds the file's own callers
+(caller_sources.py, caller_args.py) and its package's (package_callers.py), AST only; worker/probe/callers.py runs
+them in the worker (caller_env.py) and records the entry's first call.
 
 Fixtures are public code copied with a header naming source, version and license (tests/audit_discover_fixtures/):
 the Triton tutorials 01-vector-add and 05-layer-norm (MIT, triton-lang/triton @ 545699290b85: module-level script
@@ -20,7 +21,7 @@ import pytest
 import torch
 from conftest import child_env
 
-from pytorch_to_triton.audit import discover
+from pytorch_to_triton.audit import caller_args, caller_sources, discover
 from pytorch_to_triton.audit.probe_plan import plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +84,7 @@ def test_a_packages_parametrized_test_reaches_the_entry_through_its_wrapper() ->
     assert src.params == {"shape": "(2, 8)", "dtype": "torch.float32", "atol": "1e-05", "rtol": "1e-05"}
     req = src.request(_rel, ROOT, LIGER)
     assert req["module"] == "test_softmax" and req["paths"] == [str(FIX / "liger")]  # pytest's rootdir
-    assert discover.module_name(LIGER.resolve(), ROOT) == ((FIX / "liger" / "src").resolve(), "liger_kernel.ops.softmax")
+    assert caller_sources.module_name(LIGER.resolve(), ROOT) == ((FIX / "liger" / "src").resolve(), "liger_kernel.ops.softmax")
 
 
 def test_docstring_examples_and_main_blocks_are_callers() -> None:
@@ -104,15 +105,15 @@ def test_a_tests_reference_must_be_built_from_the_calls_own_arguments() -> None:
            "def test_b(M):\n    x = torch.randn(M)\n    y = add(x, x)\n    ref = 2 * x\n"
            "    torch.testing.assert_close(ref, y)\n")
     a, b = ast.parse(src).body
-    assert discover.compared(a, {"add"}) == {}  # x1 is another local: not a function of the call's arguments
-    assert discover.compared(b, {"add"}) == {"expr": "2 * x", "args": ["x", "x"], "keywords": {}, "line": 11}
+    assert caller_args.compared(a, {"add"}) == {}  # x1 is another local: not a function of the call's arguments
+    assert caller_args.compared(b, {"add"}) == {"expr": "2 * x", "args": ["x", "x"], "keywords": {}, "line": 11}
 
 
 def test_a_test_whose_arguments_are_fixtures_is_named_but_not_run() -> None:
     import ast
 
     tree = ast.parse("import pytest\n\ndef test_x(device, M=4):\n    softmax(torch.ones(M, device=device))\n")
-    params, why = discover.parameters(tree.body[1], tree)
+    params, why = caller_args.parameters(tree.body[1], tree)
     assert params == {} and why.startswith("its argument device come from no parametrize, default or call")
 
 

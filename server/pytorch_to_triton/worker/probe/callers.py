@@ -454,7 +454,7 @@ class Example:
 
 
 def _reference(session: Session, fn: Callable[..., Any], n: int) -> tuple[Callable[..., Any] | None, dict[str, Any]]:
-    """The torch result the test compares its call with (discover.compared), as a function of the probes' inputs:
+    """The torch result the test compares its call with (audit/caller_args.compared), as a function of the probes' inputs:
     each name the test passed to the entry is bound to the argument in its place, the test's other arguments to
     their values; with the test's own rtol/atol for the example's dtype. (None, {}) when the test has none."""
     ref = session.src.get("reference") or {}
