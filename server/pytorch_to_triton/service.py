@@ -433,7 +433,8 @@ class Service:
         task_ref, side, side_err = self._audit_task(src_path, code, reference)
         h = self.ws.resolve(harness, what="harness") if harness else None
         p = probe_plan(src_path, self.ws.relative, h, task_ref, side.audit if side else None,
-                       side.path.parent if side else None, max(10.0, 0.8 * timeout_s))
+                       side.path.parent if side else None, max(10.0, 0.8 * timeout_s),
+                       root=self.ws.root if code is None else None)  # inline code has no callers to search
         entry = (p.args or {}).get("entry") or harness_entry(Path(p.args["harness"]) if p.args else None)
         # With a task reference the file is a benchmark candidate: its honesty checks are findings, not notes.
         # a file on disk: the kernels it imports from its own package are read too (inline code has no package)
@@ -467,6 +468,7 @@ class Service:
                                       "can be compiled for representative inputs on a GPU")
         report = self._probe(report, p, task_ref, side, probe, timeout_s, device, on_event, cancel, contract, runtime,
                              compile)
+        p.confirm(report)  # no example call: each static suspect's confirming command (audit/probe_plan.py)
         if on_event:
             on_event("report", 2, 2)
         data = report.model_dump(mode="json")
@@ -539,6 +541,9 @@ class Service:
                 raise
             return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept,
                          contract=contract)
+        why = p.used(report, res)  # which example call the probes used, or why no caller gave one (probe_plan.py)
+        if why:
+            return weigh(report, None, why, accept=p.accept, contract=contract)
         if not runtime:
             runtime.update(res.get("runtime") or {})
         if res.get("kernelbench") and isinstance(res.get("shape"), dict):

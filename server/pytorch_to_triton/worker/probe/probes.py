@@ -356,9 +356,21 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
     install_poison()
     bounds = rt.interpreter and install_bounds()
     target, harness = Path(args["target"]), Path(args["harness"])
-    h_mod = load_module(harness, "harness")
     kb = None
-    if is_kernelbench(h_mod) and not callable(getattr(h_mod, "make_inputs", None)):
+    if args.get("caller"):  # no harness given: the example call from the file's own callers (callers.py)
+        from .callers import from_callers
+
+        t0, budget = time.monotonic(), float(args.get("budget_s") or DEFAULT_BUDGET_S)
+        try:
+            h_mod = from_callers(target, args["caller"], rt, budget, emit)
+        except TaskError as e:
+            return {"no_example": str(e), "probes": []}
+        # the search's time comes out of the probes'; the sanitizer's child runs the same caller
+        args = {**args, "budget_s": max(5.0, budget - (time.monotonic() - t0)), "caller_spec": h_mod.spec}
+        harness, fn, ref, make, shape, dtype = h_mod.file, h_mod.entry, h_mod.reference, h_mod.make_inputs, \
+            h_mod.shape, h_mod.dtype
+    elif is_kernelbench(h_mod := load_module(harness, "harness")) and \
+            not callable(getattr(h_mod, "make_inputs", None)):
         from .probe_kb import NOT_FOR_KERNELBENCH, KernelBenchHarness
 
         kb = KernelBenchHarness(h_mod, harness, target, rt.device, args)
@@ -371,6 +383,8 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
                     [target.resolve().parent, harness.resolve().parent], getattr(h_mod, "SKIP_PROBES", None), emit)
     if kb is not None:
         prober.kb, prober.not_for = kb, dict(NOT_FOR_KERNELBENCH)
+    elif args.get("caller"):
+        prober.not_for.update(h_mod.not_for)
     from .probe_lines import LineCoverage, kernel_names
 
     prober.lines = LineCoverage(target, kernel_names(_entry_module(fn)))
@@ -392,6 +406,8 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
         probes = prober.run()
     finally:
         RECORDER.record_blocks(False)
+    if args.get("caller"):  # which caller gave the example, and why those before it did not
+        probes[0].notes[:0] = h_mod.notes
     specs = RECORDER.launch_specs()
     RECORDER.record_launches(False)
     on_target = target_compile.compile_now(compiler, specs, compile_notes) if compiler is not None else None
@@ -418,6 +434,7 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
             "lines_run": sorted(prober.lines.lines),
             "shape": list(shape) if isinstance(shape, tuple) else shape, "dtype": dtype,
             "device": rt.device, "safety": safety, "reference": ref is not None, "kernelbench": kb is not None,
+            "example": {"label": h_mod.label, "spec": h_mod.spec, "call": h_mod.call_text} if args.get("caller") else None,
             "sanitizer": sanitized}
 
 
@@ -439,8 +456,10 @@ def main(argv: list[str] | None = None) -> int:
     """The reproducer: rerun one probe variant (or all) outside the server; exit 1 while anything fails."""
     ap = argparse.ArgumentParser(prog="python -m pytorch_to_triton.worker.probe.probes", description=main.__doc__)
     ap.add_argument("target", help="the audited Triton file")
-    ap.add_argument("--harness", required=True, help="make_inputs(case) (+ ENTRY, SHAPES/AUDIT_SHAPE, reference), or "
+    ap.add_argument("--harness", help="make_inputs(case) (+ ENTRY, SHAPES/AUDIT_SHAPE, reference), or "
                     "a KernelBench-form task reference (the target defines ModelNew)")
+    ap.add_argument("--caller", help="instead of --harness: the file's own caller that gave the audit its example "
+                    "call, as the report names it ('path::test_softmax', 'path::__main__'; callers.py)")
     ap.add_argument("--entry")
     ap.add_argument("--shape", type=json.loads, help='the example shape as JSON, e.g. [4, 1000] (KernelBench: the '
                     'sizes, e.g. {"batch_size": 64, "dim": 512})')
@@ -450,11 +469,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mark", action="store_true", help="print a line before each asked-for variant runs (the "
                     "compute-sanitizer child reads it to put each error on its variant)")
     a = ap.parse_args(argv)
+    if not (a.harness or a.caller):
+        ap.error("give --harness or --caller")
     from ..device.runtime import setup
 
-    res = run_probes({"target": a.target, "harness": a.harness, "entry": a.entry, "shape": a.shape,
+    rt = setup()
+    caller = None
+    if a.caller:
+        from .callers import request_for
+
+        try:
+            caller = request_for(Path(a.target), a.caller)
+        except TaskError as e:
+            ap.error(str(e))
+    res = run_probes({"target": a.target, "harness": a.harness or a.target, "entry": a.entry, "shape": a.shape,
                       "dtype": a.dtype, "only": a.only, "budget_s": 1e9, "mark": a.mark, "sanitizer": False,
-                      "target_gpus": "none"}, setup())
+                      "target_gpus": "none", "caller": caller}, rt)
+    if res.get("no_example"):
+        print(res["no_example"])
+        return 2
     failures = [(p["name"], f) for p in res["probes"] for f in p["failures"]]
     if a.only:  # one variant asked for: it fails whatever its tier (a robustness finding's reproducer too)
         failures += [(p["name"], f) for p in res["probes"] for f in p.get("aside") or []]

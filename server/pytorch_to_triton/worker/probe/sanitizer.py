@@ -83,8 +83,8 @@ def command(tool: str, exe: str, args: dict[str, Any], chosen: list[str]) -> lis
     ports = sandbox.STATE.tcp_ports  # a confined worker: the only ports its ruleset lets the two talk over
     cmd = [exe, "--tool", tool, "--print-limit", str(PRINT_LIMIT)]
     cmd += ["--port", str(ports[0]), "--max-connections", str(len(ports))] if ports else []
-    cmd += [sys.executable, "-m",
-           "pytorch_to_triton.worker.probe.probes", str(args["target"]), "--harness", str(args["harness"]), "--mark"]
+    example = ["--caller", str(args["caller_spec"])] if args.get("caller_spec") else ["--harness", str(args["harness"])]
+    cmd += [sys.executable, "-m", "pytorch_to_triton.worker.probe.probes", str(args["target"]), *example, "--mark"]
     if args.get("entry"):
         cmd += ["--entry", str(args["entry"])]
     if args.get("shape") is not None:

@@ -1,0 +1,1 @@
+# audit discover fixture: a stand-in written here for liger-kernel 0.8.5's src/liger_kernel/__init__.py (which imports its backends and every op): empty, so the package imports with only the files copied here.
