@@ -123,10 +123,12 @@ class Service:
     """One workspace, one worker pool: what the MCP server and the CLI both drive."""
 
     def __init__(self, workspace: Path | str = ".", device: str | None = None, limits: Limits | None = None,
-                 cluster: str | None = None):
+                 cluster: str | None = None, pool: WorkerPool | None = None):
         self.ws = Workspace(workspace)
         self.pool: Any
-        if cluster:  # a Dask cluster of GPU workers (the optional extra [cluster]); same call interface
+        if pool is not None:  # started by the caller (cli serve: before this module's imports)
+            self.pool = pool
+        elif cluster:  # a Dask cluster of GPU workers (the optional extra [cluster]); same call interface
             from .cluster.client import ClusterPool
 
             self.pool = ClusterPool(cluster, self.ws.root, self.ws.state_dir)
