@@ -276,7 +276,7 @@ def _release(rt: Any, op: str | None) -> dict[str, Any]:
     from .confine.refseal import forget
 
     forget()  # the reference's seal holds its module
-    if op == "benchmark" and "torch._dynamo" in sys.modules:
+    if op in ("benchmark", "explain") and "torch._dynamo" in sys.modules:
         try:
             sys.modules["torch._dynamo"].reset()  # torch.compile's caches hold the reference's parameters
         except Exception:  # noqa: BLE001 - a dynamo that cannot reset leaves memory behind; the server sees it
@@ -314,6 +314,10 @@ def _dispatch(op: str, args: dict[str, Any], rt: Any, patches: Any, emit: Any) -
         from .benchmark.bench import run_benchmark
 
         return run_benchmark(args, rt, emit, patches)
+    if op == "explain":  # run_benchmark explain=true without a GPU: torch.compile's plan, no timings
+        from .benchmark.explain import explain_reference
+
+        return explain_reference(args, rt, emit, patches)
     if op == "compiled":
         from .benchmark.bench import compiled_analysis
 
