@@ -126,6 +126,8 @@ def _explain_text(plan: Any) -> str:
              f"{plan.timing})"]
     if plan.error:
         lines.append(f"  {plan.error}")
+    if (plan.model_extra or {}).get("sizes_note"):
+        lines.append(f"  sizes: {plan.model_extra['sizes_note']}")
     lines.append(f"  {'#':>2}  {'kernel / library call':<52}{'kind':<28}{'role':<30}{'ms':>9}{'share':>7}  fuses")
     for i, k in enumerate(plan.launches, 1):
         kind = f"{k.kind}{' (' + k.library + ')' if k.library else ''}"
