@@ -69,9 +69,10 @@ def main() -> int:
 
         patches = PatchWatch()
     # What is loaded now lives as long as the worker: frozen, the collection after every call (memory.release)
-    # scans only what calls create (350 ms -> under 1 ms per call on the dev CPU with torch loaded).
+    # scans only what calls create (350 ms -> under 1 ms per call on the dev CPU with torch loaded). No collection
+    # first: it took 0.25-0.33 s of a fresh worker's start on the dev CPU, in front of the first answer (issue 47), to
+    # free a little import-time garbage; dynamo_later collects and freezes again once the worker is idle.
     with steps.step("gc_freeze"):
-        gc.collect()
         gc.freeze()
     steps.mark("process_age_serving_s", process_age_s())
     reader = os.fdopen(req_fd, "rb", buffering=0)
