@@ -91,6 +91,28 @@ def _candidate(name: str, timeout: str = "default") -> Callable[[Service, Path, 
     return run
 
 
+CRASH_BUDGET_S = 10.0  # issue 47: a crashing candidate costs at most this beyond its own timeout
+
+
+def _every_case(name: str, hang: bool = False) -> Callable[[Service, Path, argparse.Namespace], dict[str, Any]]:
+    """A candidate that faults on every call, validated with the default cases and trials (16 case runs): what an
+    assistant's crashing candidate costs (issue 47: 35-40 s per validation when every case cost a fresh worker).
+    `cost_s` = the report's time beyond the call's own timeout (hang) or the whole report (crash)."""
+
+    def run(svc: Service, ws: Path, args: argparse.Namespace) -> dict[str, Any]:
+        t = args.hang_timeout if hang else 120.0
+        t0 = time.monotonic()
+        rep = svc.validate(reference="reference.py", candidates=[f"{name}.py"], timeout_s=t)
+        spent = time.monotonic() - t0
+        cand = rep.candidates[0]
+        f = next((f for f in cand.findings if f.severity == "fail"), None)
+        return {"result": f.check if f is not None and not rep.ok else "pass", "message": f.message if f else rep.summary,
+                "timeout_s": t if hang else None, "cost_s": round(spent - (t if hang else 0.0), 3),
+                "replacements": len(cand.worker_replacements or []), "acceptance": "crash_cost"}
+
+    return run
+
+
 def _contained(cands: list[str], reference: str, case: str, *, reference_fault: bool = False
                ) -> Callable[[Service, Path, argparse.Namespace], dict[str, Any]]:
     """A fault in one case only (issue 25): 'contained' when that case alone is marked (the candidate's failure, or
@@ -231,6 +253,12 @@ def entries() -> list[Entry]:
               _candidate("huge_alloc")),
         Entry("segfault", "fault", "ctypes.string_at(0)", exp("crashed"), _candidate("segfault")),
         Entry("os_exit", "fault", "os._exit(3) in user code", exp("crashed"), _candidate("os_exit")),
+        Entry("os_exit_every_case", "fault", "os._exit(3) on every call, default cases and trials (16 case runs)",
+              exp("crashed"), _every_case("os_exit")),
+        Entry("segfault_every_case", "fault", "ctypes.string_at(0) on every call, default cases and trials",
+              exp("crashed"), _every_case("segfault")),
+        Entry("hang_every_case", "fault", "an endless host loop on every call, default cases, timeout_s=--hang-timeout",
+              exp("timeout"), _every_case("host_loop", hang=True)),
         Entry("fork_bomb", "fault", "bounded fork bomb (up to 512 processes)", exp("process_limit"),
               _candidate("fork_bomb", "long")),
         Entry("output_flood", "fault", "~6 MiB per call on stdout/stderr (Python and raw fds), correct result",
@@ -426,6 +454,16 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"| {r['name']} | {r['what']} | {r['result']}{where}{extra}{mark} | {' / '.join(r['expected'])} | "
                      f"{r['report_s']:.2f} | {r['recovery_s']:.2f} | {'yes' if r['worker_restarted'] else 'no'} | "
                      f"{'ok' if r['next_call_ok'] else 'FAILED'} |")
+    crash_rows = [r for r in data["entries"] if r.get("acceptance") == "crash_cost"]
+    if crash_rows:
+        lines += ["", f"Crash cost (issue 47: <= {CRASH_BUDGET_S:g} s beyond the call's own timeout, the next call "
+                  "unaffected; next = the following correct call's time):", ""]
+        for r in crash_rows:
+            ok = r.get("cost_s") is not None and r["cost_s"] <= CRASH_BUDGET_S and r["next_call_ok"]
+            lines.append(f"acceptance: crash cost {r['name']}: {r.get('cost_s', float('nan')):.2f} s beyond its timeout "
+                         f"(report {r['report_s']:.2f} s" + (f", timeout_s {r['timeout_s']:g}" if r.get("timeout_s") else "")
+                         + f", {r.get('replacements', 0)} worker replacement(s)), next call "
+                         f"{'ok' if r['next_call_ok'] else 'FAILED'} in {r['recovery_s']:.2f} s: {'PASS' if ok else 'FAIL'}")
     bad = [r["name"] for r in data["entries"] if not (r["as_expected"] and r["next_call_ok"])]
     lines += ["", f"UNEXPECTED: {len(bad)}" + (f" ({', '.join(bad)})" if bad else "") + f"; not run (budget): "
               f"{len(data.get('not_run') or [])}" + (f" ({', '.join(data['not_run'])})" if data.get("not_run") else "")]

@@ -145,8 +145,9 @@ def test_resume_stops_at_a_timeout_and_keeps_partial() -> None:
 
     def call(args: dict, timeout_s: float, ev) -> dict:
         calls.append(args)
-        ev({"type": "case", "key": "a|float32|0", "case": "a", "phase": "candidate", "t": time.time()})
         if len(calls) == 1:
+            ev({"type": "case", "key": "o|float32|0", "case": "o", "done": {"name": "o", "dtype": "float32", "ok": True}})
+            ev({"type": "case", "key": "a|float32|0", "case": "a", "phase": "candidate", "t": time.time()})
             raise WorkerError("crashed", "the worker exited with status 3")
         ev({"type": "case", "key": "b|float32|0", "case": "b", "phase": "candidate", "t": time.time()})
         raise WorkerError("timeout", "no result after 5 s")
@@ -155,7 +156,66 @@ def test_resume_stops_at_a_timeout_and_keeps_partial() -> None:
         validate_resuming(call, {"x": 1}, 30, lambda m: None, ReferenceCrashes())
     assert len(calls) == 2 and "a|float32|0" in calls[1]["resume"]["records"]  # resumed once, not after the timeout
     part = ei.value.partial
-    assert part["running"]["case"] == "b" and [c["name"] for c in part["cases"]] == ["a"]
+    assert part["running"]["case"] == "b" and [c["name"] for c in part["cases"]] == ["o", "a"]
+
+
+def _crashing_call(script: list[str], calls: list[dict]):
+    """A fake worker call: per attempt, 'ok:<case>' finishes a case, 'crash:<case>' / 'ref:<case>' dies in its
+    candidate / reference side; 'end' answers."""
+    def call(args: dict, timeout_s: float, ev) -> dict:
+        calls.append(args)
+        while script:
+            step, _, case = script.pop(0).partition(":")
+            key = f"{case}|float32|0"
+            if step == "ok":
+                ev({"type": "case", "key": key, "case": case, "done": {"name": case, "dtype": "float32", "ok": True}})
+            elif step in ("crash", "ref"):
+                ev({"type": "case", "key": key, "case": case, "phase": "reference" if step == "ref" else "candidate",
+                    "t": time.time()})
+                raise WorkerError("crashed", "the worker exited with status 3")
+            else:
+                return {"ok": True, "cases": []}
+        raise AssertionError("script ran out")
+    return call
+
+
+def test_a_candidate_that_crashes_before_any_case_finished_is_not_resumed() -> None:
+    calls: list[dict] = []
+    with pytest.raises(WorkerError) as ei:
+        validate_resuming(_crashing_call(["crash:a", "end"], calls), {}, 30, lambda m: None, ReferenceCrashes())
+    assert len(calls) == 1  # no fresh worker for a candidate that never finished a case (issue 47: 35-40 s)
+    part = ei.value.partial
+    assert part["running"]["case"] == "a"
+    assert any("before any of its cases finished" in n and "not run" in n for n in part["notes"]), part["notes"]
+
+
+def test_crashes_between_passing_cases_resume_and_two_in_a_row_stop() -> None:
+    calls: list[dict] = []
+    script = ["ok:a", "crash:b", "ok:c", "crash:d", "crash:e", "end"]
+    with pytest.raises(WorkerError) as ei:
+        validate_resuming(_crashing_call(script, calls), {}, 30, lambda m: None, ReferenceCrashes())
+    assert len(calls) == 3  # b and d each cost one fresh worker; e came with nothing finished after d: stop
+    part = ei.value.partial
+    assert part["running"]["case"] == "e" and [c["name"] for c in part["cases"]] == ["a", "b", "c", "d"]
+    assert any("again, with no case finished" in n for n in part["notes"]), part["notes"]
+
+
+def test_a_reference_crash_is_resumed_even_before_any_case_finished() -> None:
+    calls: list[dict] = []
+    res = validate_resuming(_crashing_call(["ref:a", "end"], calls), {}, 30, lambda m: None, ReferenceCrashes())
+    assert len(calls) == 2 and calls[1]["resume"]["reference_crashed"] == ["a"] and res["ok"]
+
+
+def test_other_trials_of_a_case_that_crashed_are_not_run_again() -> None:
+    from pytorch_to_triton.worker.validation.case_log import CaseLog
+
+    crashed = {"name": "odd_7", "dtype": "float32", "trial": 0, "ok": False,
+               "error": {"type": "crashed", "message": "the worker exited with status 7"}}
+    log = CaseLog(lambda *a, **k: None, {"records": {"odd_7|float32|0": crashed}}, "cpu")
+    again = log.prior("odd_7|float32|2")
+    assert again is not None and again["trial"] == 2 and not again["ok"]
+    assert again["error"]["message"].startswith("not run: this case crashed the worker in trial 0")
+    assert log.prior("odd_7|bfloat16|1") is None and log.prior("small|float32|1") is None
 
 
 def test_cuda_fatal_is_recognised_only_on_cuda() -> None:

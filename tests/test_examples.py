@@ -64,3 +64,15 @@ def test_stage3_audit_has_no_p0(service, example: Path) -> None:
     rep = service.audit(path=_rel(example / "stage3.py"), compile=False)
     p0 = [(f.check, f.line, f.evidence) for f in rep.findings if f.severity == "P0"]
     assert not p0, f"{_rel(example / 'stage3.py')}: {p0}"
+
+
+def test_conv_example_stage3_fast_sample(service) -> None:
+    # The default command's sample of the conv example (the whole gallery runs under -m slow): stage 3's implicit
+    # GEMM with the epilogue and the 2 x 2 pooling on its four accumulators, at the sidecar's interpreter size.
+    ex = ROOT / "examples" / "conv_epilogue_pool"
+    rep = service.validate(reference=_rel(ex / "reference.py"), candidates=[_rel(ex / "stage3.py")], trials=1,
+                           only_cases=["sized"])
+    cand = rep.candidates[0]
+    assert rep.ok and [c.name for c in cand.cases] == ["sized"], rep.summary
+    comp = cand.composition or {}
+    assert not comp.get("library") and "conv_pool_igemm_kernel" in comp["triton"]["kernels"], comp  # no library conv

@@ -110,9 +110,30 @@ _BWD = [triton.Config({}, num_warps=w) for w in (4, 8, 16)]
 BWD_CONFIGS = _BWD[:1] if INTERPRET else _BWD
 _SM_COUNT: dict[int, int] = {}
 
+# Configs a GPU sweep pins (benchmarks/norm_sweep.py --ops layernorm prints its "adopt:" lines in these forms), as in
+# examples/rmsnorm: forward per (BLOCK_N, x dtype) -> {"ROWS", "PPS", "LATE_W", "num_warps"}; backward per BLOCK_N ->
+# (rows per step, programs per SM, num_warps). Empty until the sweep has run on a GPU: every width autotunes.
+FWD_PINS: dict[tuple[int, torch.dtype], dict] = {}
+BWD_PINS: dict[int, tuple[int, int, int]] = {}
+
+
+def _pin_config(pin: dict) -> triton.Config:
+    return triton.Config({k: v for k, v in pin.items() if k != "num_warps"}, num_warps=pin["num_warps"])
+
+
+def bwd_plan(block_n: int) -> tuple[int, int, int | None]:
+    """(rows per step, programs per SM, num_warps or None to autotune) of the backward for rows of BLOCK_N."""
+    pin = None if INTERPRET else BWD_PINS.get(block_n)
+    if pin:
+        return pin
+    return max(1, min(16, 4096 // block_n)), 2, None  # short rows: several per step (the fp32 tile stays <= 4096)
+
 
 def _prune_fwd(configs, named_args, **kwargs):
     block_n = kwargs["BLOCK_N"]
+    pin = None if INTERPRET else FWD_PINS.get((block_n, named_args["x_ptr"].dtype))
+    if pin is not None:
+        return [_pin_config(pin)]
     # 8 to 64 fp32 values per thread: fewer leaves loads too small to vectorize, more spills or starves occupancy.
     # LATE_W only where weight and bias would be 32 or more registers per thread (long rows).
     ok = [c for c in configs if c.kwargs["ROWS"] * block_n <= 16384 and
@@ -223,6 +244,7 @@ def sum_partials_kernel(dw_part_ptr, db_part_ptr, dw_ptr, db_ptr, n_part, N, BLO
 
 _FWD = _FastLaunch(layer_norm_fwd_kernel)
 _BWD_LAUNCH = _FastLaunch(layer_norm_bwd_kernel)
+_BWD_PINNED = _FastLaunch(layer_norm_bwd_kernel.fn)  # BWD_PINS's num_warps, no autotuning
 _SUM = _FastLaunch(sum_partials_kernel)
 _PLANS: dict[tuple, list] = {}  # (shape, strides, dtypes, device, stats) -> launch plan, decided once per layout
 
@@ -313,16 +335,20 @@ class LayerNormFunction(torch.autograd.Function):
         dx = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
         dw = torch.empty((N,), dtype=weight.dtype, device=weight.device)
         db = torch.empty((N,), dtype=weight.dtype, device=weight.device)
-        rows = max(1, min(16, 4096 // block_n))  # several short rows per step (the fp32 tile stays <= 4096)
-        n_part = max(1, min(triton.cdiv(M, rows), 2 * _sm_count(x2.device)))
+        rows, per_sm, warps = bwd_plan(block_n)
+        n_part = max(1, min(triton.cdiv(M, rows), per_sm * _sm_count(x2.device)))
         parts = torch.empty((2, n_part, N), dtype=torch.float32, device=x2.device)  # dweight, dbias partials
         dw_part, db_part = parts[0], parts[1]
         dev = x2.device.index
         if M == 0:
             parts.zero_()
         else:
-            _BWD_LAUNCH((N, block_n, rows, dev), (n_part, 1, 1), dx, dy2, x2, weight, mean, rstd, dw_part, db_part,
-                        M, N, x2.stride(0), dy2.stride(0), dx.stride(0), BLOCK_N=block_n, ROWS=rows)
+            args = (dx, dy2, x2, weight, mean, rstd, dw_part, db_part, M, N, x2.stride(0), dy2.stride(0), dx.stride(0))
+            if warps:
+                _BWD_PINNED((N, block_n, rows, dev, warps), (n_part, 1, 1), *args, BLOCK_N=block_n, ROWS=rows,
+                            num_warps=warps)
+            else:
+                _BWD_LAUNCH((N, block_n, rows, dev), (n_part, 1, 1), *args, BLOCK_N=block_n, ROWS=rows)
         BLOCK_C = min(256, triton.next_power_of_2(N))
         _SUM((BLOCK_C, dev), (triton.cdiv(N, BLOCK_C), 1, 1), dw_part, db_part, dw, db, n_part, N, BLOCK_P=16,
              BLOCK_C=BLOCK_C)

@@ -117,7 +117,7 @@ _SM_COUNT: dict[int, int] = {}
 
 
 # Forward configs pinned per (BLOCK_N, x dtype) from a GPU sweep: THIS is the table a sweep's winner goes into
-# (benchmarks/explore/rmsnorm_sweep.py prints its best per size in this form); other widths and dtypes autotune.
+# (benchmarks/norm_sweep.py prints its best per size in this form); other widths and dtypes autotune.
 # (8192, bf16): the autotuner's one-shot timing picked inside the spread (0.0690 ms at 04:19); the sweep's best at
 # 8192 x 8192 bf16 on the H200 was two passes of 4096 columns over 16 warps, 0.0681 ms
 # (explore_host_2026-12-04_0355 rms_loop "loop_x1_r4096_w16", 92.9 % of copy; torch.compile 0.0687 there).
@@ -126,7 +126,19 @@ FWD_PINS: dict[tuple[int, torch.dtype], dict] = {
 }
 # Backward plan per BLOCK_N: (rows per step, programs per SM, num_warps). Widths not listed take
 # rows = min(16, 4096 // BLOCK_N), 2 programs per SM, and autotune num_warps over BWD_CONFIGS.
-BWD_PINS: dict[int, tuple[int, int, int]] = {}
+# The sweep (benchmarks/norm_sweep.py, then named rmsnorm_sweep.py; ../shared/gpu_runs/2026-12-07-h100-attn) on an
+# H100 80GB HBM3, 2026-12-07, torch 2.11.0+cu130, Triton 3.6.0, Liger 0.8.5; bf16 forward+backward, do_bench
+# medians in ms, x = their ms / ours:
+#   shape         shipped (autotuned)     best plan             torch.compile   Liger
+#   8192x8192     0.417 (0.92x compile)   0.258 (1, 1, 16)      0.383 -> 1.49x   0.449 -> 1.74x   pinned
+#   16384x16384   1.014 (1.66x compile)   0.997 (1, 1, 16)      1.688 -> 1.69x   1.115 -> 1.12x   not pinned: 1.7 %
+#   8192x1024     0.230 (3.10x compile)   0.298 (4, 4, 8)       0.715            0.487            not pinned
+# At 8192 one program per SM with 16 warps (132 programs walking the row tiles) beats the shipped two per SM,
+# whose one-shot autotuning measured 0.417 ms; at 16384 the same plan gained 1.7 %, inside the run-to-run spread
+# (the sweep adopts from 3 %), and at 1024 the autotuned plan (16 warps available) stays ahead.
+BWD_PINS: dict[int, tuple[int, int, int]] = {
+    8192: (1, 1, 16),
+}
 
 
 def _pin_config(pin: dict) -> triton.Config:
@@ -275,6 +287,14 @@ def _rows(t: torch.Tensor, N: int) -> torch.Tensor:
     return t2 if t2.stride(-1) == 1 else t2.contiguous()
 
 
+def bwd_plan(block_n: int) -> tuple[int, int, int | None]:
+    """(rows per step, programs per SM, num_warps or None to autotune) of the backward for rows of BLOCK_N."""
+    pin = None if INTERPRET else BWD_PINS.get(block_n)
+    if pin:
+        return pin
+    return max(1, min(16, 4096 // block_n)), 2, None  # short rows: several per step (the fp32 tile stays <= 4096)
+
+
 def _fwd_grid(M: int, sms: int):
     """The forward grid as a function of the config; `last` keeps the grid of the latest launch, which is the
     chosen config's (the autotuner launches it last), so the plan can keep a fixed tuple from then on."""
@@ -340,9 +360,7 @@ class RMSNormFunction(torch.autograd.Function):
         dy2 = _rows(dy, N)
         dx = torch.empty((M, N), dtype=x2.dtype, device=x2.device)
         dw = torch.empty((N,), dtype=weight.dtype, device=weight.device)
-        pin = None if INTERPRET else BWD_PINS.get(block_n)
-        # several short rows per step (the fp32 tile stays <= 4096), 2 programs per SM, unless pinned
-        rows, per_sm = (pin[0], pin[1]) if pin else (max(1, min(16, 4096 // block_n)), 2)
+        rows, per_sm, warps = bwd_plan(block_n)
         n_part = max(1, min(triton.cdiv(M, rows), per_sm * _sm_count(x2.device)))
         dw_part = torch.empty((n_part, N), dtype=torch.float32, device=x2.device)
         dev = x2.device.index
@@ -350,9 +368,9 @@ class RMSNormFunction(torch.autograd.Function):
             dw_part.zero_()
         else:
             args = (dx, dy2, x2, weight, rstd, dw_part, M, N, x2.stride(0), dy2.stride(0), dx.stride(0))
-            if pin:
-                _BWD_PINNED((N, block_n, rows, dev, pin[2]), (n_part, 1, 1), *args, BLOCK_N=block_n, ROWS=rows,
-                            num_warps=pin[2])
+            if warps:
+                _BWD_PINNED((N, block_n, rows, dev, warps), (n_part, 1, 1), *args, BLOCK_N=block_n, ROWS=rows,
+                            num_warps=warps)
             else:
                 _BWD_LAUNCH((N, block_n, rows, dev), (n_part, 1, 1), *args, BLOCK_N=block_n, ROWS=rows)
         BLOCK_C = min(256, triton.next_power_of_2(N))

@@ -7,6 +7,13 @@ blamed; in the *candidate* it is that candidate's failure for that case only (`c
 poisoned context). A fresh worker then runs the cases not yet run (`resume`), within the same time budget; the
 next candidates skip a case whose reference crashed. On a timeout nothing is resumed (the budget is spent), but
 the finished cases are kept and the report says which case was running, on which side, since when.
+
+A resume costs a fresh worker: the warm spare's take-over when it has finished starting, a whole start-up (torch,
+CUDA, Triton: 4-8 s on an H100) when the spare was itself just started. A candidate that crashes on every case
+(os._exit at import or on every call, a segfault) cost 5-9 of them, 35-40 s per validation on the H100 (issue 47).
+So a candidate-side crash is resumed only when the candidate finished a case since its previous crash (or since it
+started): a crash with nothing finished before it ends the candidate there, and the report says which cases did not
+run. A crash in one case among passing ones (the containment of issue 25) still costs one replacement.
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ class CaseJournal:
         self.running: dict[str, Any] | None = None
         self.replaced: list[dict[str, Any]] = []
         self.error: dict[str, Any] | None = None  # the first candidate-side crash, for the report's `error`
+        self.finished_since_crash = 0  # cases finished since the last candidate-side crash (or the start)
 
     def see(self, msg: dict[str, Any]) -> None:
         """Feed every message of the call; keeps the "case" ones."""
@@ -68,6 +76,7 @@ class CaseJournal:
             return
         if "done" in msg:
             self.records[str(msg.get("key"))] = msg["done"]
+            self.finished_since_crash += 1
             if self.sink is not None:
                 try:
                     self.sink(msg["done"])
@@ -81,6 +90,22 @@ class CaseJournal:
         else:
             self.running = {"key": str(msg.get("key")), "case": str(msg.get("case")), "phase": msg.get("phase"),
                             "t": float(msg.get("t") or time.time())}
+
+    def worth_resuming(self) -> bool:
+        """Whether a fresh worker should run the rest after the crash now marked in `running`: always after a
+        reference-side crash (the harness's fault: the case is skipped for every candidate); after a candidate-side
+        one only when a case finished since the candidate's previous crash or its start."""
+        run = self.running
+        return run is not None and (run["phase"] == "reference" or self.finished_since_crash > 0)
+
+    def stop_note(self) -> str:
+        """What the report says when a candidate's crash ended it (worth_resuming was False)."""
+        label = _split(self.running["key"])[0] if self.running else "?"
+        first = not self.replaced
+        return (f"the candidate crashed the worker in case {label} " +
+                ("before any of its cases finished" if first else "again, with no case finished since its last crash")
+                + ": its remaining cases were not run (each would cost a fresh worker). Fix this case first, or "
+                "leave it out with only_cases to see the others")
 
     def mark_crash(self, e: WorkerError, crashes: ReferenceCrashes, describe: Describe | None = None) -> dict[str, Any]:
         """Record the running case as crashed (reference: skipped, the harness's fault; candidate: failed).
@@ -102,6 +127,7 @@ class CaseJournal:
                 crashes.notes.append(note)
             self.notes.append(note)
         else:
+            self.finished_since_crash = 0
             check = "cuda_fatal" if e.kind == POISONED else "crashed"
             msg = f"{detail} [in case {label} only: the other cases ran in a fresh worker]"
             err = {**err, "type": check, "message": msg, "phase": "run", "case": label}
@@ -163,10 +189,13 @@ def validate_resuming(call: Call, args: dict[str, Any], timeout_s: float, on_eve
             if e.kind == "cancelled":
                 e.partial = journal.partial()  # type: ignore[attr-defined]
                 raise
-            if e.kind in RESUMABLE and journal.running is not None and attempt < MAX_RESUMES and left > 2:
+            resumable = e.kind in RESUMABLE and journal.running is not None
+            if resumable and journal.worth_resuming() and attempt < MAX_RESUMES and left > 2:
                 journal.mark_crash(e, crashes, describe)
                 resume = journal.resume(crashes)
                 continue
+            if resumable and not journal.worth_resuming():
+                journal.notes.append(journal.stop_note())
             e.partial = journal.partial()  # type: ignore[attr-defined]
             raise
         if journal.replaced:

@@ -118,6 +118,33 @@ def _bench_text(rep: Any) -> str:
     return "\n".join(lines)
 
 
+def _explain_text(plan: Any) -> str:
+    """bench --explain: torch.compile's kernels for the reference, one row each, then the plan in words."""
+    if plan is None:
+        return ""
+    lines = [f"torch.compile's plan for the reference (case {plan.case}, {plan.device}, mode {plan.compile_mode}; "
+             f"{plan.timing})"]
+    if plan.error:
+        lines.append(f"  {plan.error}")
+    if (plan.model_extra or {}).get("sizes_note"):
+        lines.append(f"  sizes: {plan.model_extra['sizes_note']}")
+    lines.append(f"  {'#':>2}  {'kernel / library call':<52}{'kind':<28}{'role':<30}{'ms':>9}{'share':>7}  fuses")
+    for i, k in enumerate(plan.launches, 1):
+        kind = f"{k.kind}{' (' + k.library + ')' if k.library else ''}"
+        ms = f"{k.ms:9.4f}" if k.ms is not None else f"{'-':>9}"
+        share = f"{k.share_pct:6.0f}%" if k.share_pct is not None else f"{'-':>7}"
+        fuses = ", ".join(k.aten) + (f"  [{', '.join(k.nodes)}]" if k.nodes else "")
+        lines.append(f"  {i:>2}  {k.name[:51]:<52}{kind[:27]:<28}{k.role[:29]:<30}{ms}{share}  {fuses}")
+    for lay in plan.channels_last:
+        lines.append(f"  channels-last: {lay.get('buffer')} {tuple(lay.get('size') or ())} stride "
+                     f"{tuple(lay.get('stride') or ())}" + (f" ({lay['what']})" if lay.get("what") else ""))
+    lines.append(f"  cuDNN: {'yes' if plan.uses_cudnn else 'no'}, cuBLAS: {'yes' if plan.uses_cublas else 'no'}, "
+                 f"templates: {', '.join(plan.templates) or 'none'}"
+                 + (f", total {plan.total_ms:.4f} ms per call" if plan.total_ms is not None else ""))
+    lines.append(f"  plan: {plan.plan}")
+    return "\n".join(lines)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     svc = _service(args)
     try:
@@ -143,14 +170,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rep = svc.benchmark(reference=args.reference, candidates=args.candidates, dtype=args.dtype, cases=cases,
                             sweep=sweep, compile=args.compile, cuda_graph=args.cuda_graph, repeats=args.repeats,
                             sizes=_sizes(args.sizes), strict=args.strict, timeout_s=args.timeout, device=args.device,
-                            on_event=_progress(args.quiet or args.json), gpu=args.gpu)
+                            on_event=_progress(args.quiet or args.json), gpu=args.gpu, explain=args.explain)
     finally:
         svc.close()
     if (rep.model_extra or {}).get("estimate") is not None:  # no GPU: the roofline ESTIMATE table, not timings
-        _emit(args, rep, "\n".join([rep.verdict, "", rep.summary, "", f"note: {rep.notes[-1]}" if rep.notes else "",
-                                     f"reproduce: {rep.reproduce}"]))
+        text = "\n".join([rep.verdict, "", rep.summary, "", f"note: {rep.notes[-1]}" if rep.notes else "",
+                          f"reproduce: {rep.reproduce}"])
+    elif not rep.timings and rep.explain is not None:  # explain only (no GPU, no candidates)
+        text = rep.verdict
     else:
-        _emit(args, rep, _bench_text(rep))
+        text = _bench_text(rep)
+    _emit(args, rep, text + ("\n" + _explain_text(rep.explain) if rep.explain is not None else ""))
     return 0 if rep.ok else 1
 
 
@@ -190,10 +220,20 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    # The first worker imports torch (seconds) while this process imports the service and the MCP stack and the client
+    # initializes: started before those imports (the service's pydantic schemas alone took 0.5 s of the dev CPU), so
+    # the first call waits that much less for it (issue 47).
+    pool = None
+    if not args.cluster:
+        from .worker_client import WorkerPool
+        from .workspace import Workspace
+
+        ws = Workspace(args.workspace)
+        pool = WorkerPool(ws.root, ws.state_dir)
+        pool.prestart()
     from .service import Service
 
-    # The first worker imports torch (seconds) while the MCP stack imports and the client initializes.
-    service = Service(args.workspace, cluster=args.cluster)
+    service = Service(args.workspace, cluster=args.cluster, pool=pool)
     service.pool.prestart()
     from .mcp_server import serve
 
@@ -256,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--device", default=None)
     b.add_argument("--gpu", help="no GPU here: the GPU the roofline ESTIMATE is for (H200, H100, A100, L4, RTX 4090, "
                    "or 'NAME:bw=GB/s,fp32=..,tf32=..,bf16=..'); default H200")
+    b.add_argument("--explain", action="store_true", help="also list the kernels torch.compile generated for the "
+                   "reference (each one's time on a GPU, what it fused, cuDNN/cuBLAS, channels-last, templates): the "
+                   "plan stage 3 must beat; without a GPU the names and fusions only")
     b.set_defaults(func=cmd_bench)
 
     a = sub.add_parser("audit", parents=[common], help="audit a Triton kernel file")

@@ -195,6 +195,9 @@ def build_server(service: Service) -> MCPServer:
         device: Annotated[str | None, Field(description="GPU to use, e.g. 'cuda:0'")] = None,
         gpu: Annotated[str | None, Field(description="no GPU here: the GPU the roofline ESTIMATE divides by, e.g. "
                                          "'H200', 'H100', 'A100', 'L4', 'RTX 4090' (default H200)")] = None,
+        explain: Annotated[bool, Field(description="also list torch.compile's kernels for the reference: each one's "
+                                       "time (GPU), what it fused, cuDNN/cuBLAS calls, channels-last, templates, and "
+                                       "the plan stage 3 must beat (`explain`); costs one more compile")] = False,
     ) -> Annotated[CallToolResult, BenchmarkReport]:
         """Re-validate then time each candidate with triton.testing.do_bench (median, min, p20, p80; L2 flushed)
         against eager PyTorch and torch.compile of the reference; reports GB/s, TFLOP/s and % of this GPU's measured
@@ -205,7 +208,7 @@ def build_server(service: Service) -> MCPServer:
                          reference_code=reference_code, candidate_code=candidate_code, reference_entry=reference_entry,
                          candidate_entry=candidate_entry, cases=cases, sweep=sweep, dtype=dtype, compile=compile,
                          cuda_graph=cuda_graph, repeats=repeats, sizes=sizes, strict=strict, timeout_s=timeout_s,
-                         device=device, gpu=gpu)
+                         device=device, gpu=gpu, explain=explain)
         return _result(rep, rep.summary or rep.verdict, rep.plot)
 
     @server.tool(

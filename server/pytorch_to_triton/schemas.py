@@ -189,6 +189,39 @@ class Timing(_Open):
     patched: list[str] | None = None
 
 
+class CompileKernel(_Open):
+    """One call of torch.compile's generated code: a kernel Inductor wrote or a library call it kept."""
+
+    name: str = Field(description="kernel name (triton_poi_fused_sub_0, cpp_fused_..._1) or the library call "
+                      "(extern_kernels.convolution, extern_kernels.mm, torch.ops.mkldnn._convolution_pointwise)")
+    kind: str = Field(description="triton pointwise | triton reduction | triton persistent reduction | triton template "
+                      "| C++ kernel | extern | library op")
+    role: str = Field("", description="what it does in the plan: convolution, GEMM, epilogue, pooling, reduction, ...")
+    library: str | None = Field(None, description="cuDNN, cuBLAS (GPU), oneDNN, MKL (CPU) for a library call")
+    template: bool = False
+    nodes: list[str] = Field([], description="the reference's source nodes it fused (Inductor's comment)")
+    aten: list[str] = Field([], description="the ATen ops it fused")
+    ms: float | None = Field(None, description="device time per call (GPU, torch.profiler); None on the CPU")
+    share_pct: float | None = None
+
+
+class CompilePlan(_Open):
+    """What torch.compile did with the reference (run_benchmark explain=true): the plan a stage 3 has to beat."""
+
+    case: str = ""
+    device: str = ""
+    compile_mode: str = "default"
+    launches: list[CompileKernel] = Field([], description="the generated code's calls, in order")
+    channels_last: list[dict[str, Any]] = Field([], description="channels-last buffers (4-d/5-d, channel stride 1)")
+    uses_cudnn: bool = False
+    uses_cublas: bool = False
+    templates: list[str] = Field([], description="Inductor's Triton templates used (max-autotune mm/conv)")
+    total_ms: float | None = Field(None, description="device time of every kernel per call (GPU)")
+    timing: str = Field("", description="where the times come from, or 'CPU interpreter: no timings'")
+    plan: str = Field("", description="the plan in words, and what a stage 3 has to do to beat it")
+    error: str | None = None
+
+
 class BenchmarkReport(_Open):
     """run_benchmark's result."""
 
@@ -207,6 +240,9 @@ class BenchmarkReport(_Open):
     reproduce: str = ""
     summary: str = ""
     sidecar: Any = Field(None, description="the task sidecar read beside the reference: file, what was used, notes")
+    explain: CompilePlan | None = Field(None, description="with explain=true: the kernels torch.compile generated for "
+                                        "the reference (each one's time on a GPU, what it fused, cuDNN/cuBLAS calls, "
+                                        "channels-last, templates): what stage 3 must beat")
 
 
 class AuditFinding(_Open):

@@ -23,6 +23,7 @@ from .schemas import (
     AuditResult,
     BenchmarkReport,
     CandidateReport,
+    CompilePlan,
     DocsReport,
     Finding,
     ValidationReport,
@@ -123,10 +124,12 @@ class Service:
     """One workspace, one worker pool: what the MCP server and the CLI both drive."""
 
     def __init__(self, workspace: Path | str = ".", device: str | None = None, limits: Limits | None = None,
-                 cluster: str | None = None):
+                 cluster: str | None = None, pool: WorkerPool | None = None):
         self.ws = Workspace(workspace)
         self.pool: Any
-        if cluster:  # a Dask cluster of GPU workers (the optional extra [cluster]); same call interface
+        if pool is not None:  # started by the caller (cli serve: before this module's imports)
+            self.pool = pool
+        elif cluster:  # a Dask cluster of GPU workers (the optional extra [cluster]); same call interface
             from .cluster.client import ClusterPool
 
             self.pool = ClusterPool(cluster, self.ws.root, self.ws.state_dir)
@@ -302,8 +305,10 @@ class Service:
         on_event: OnEvent | None = None,
         cancel: threading.Event | None = None,
         gpu: str | None = None,
+        explain: bool = False,
     ) -> BenchmarkReport:
-        """Time candidates against eager PyTorch and torch.compile on the GPU, with roofline figures."""
+        """Time candidates against eager PyTorch and torch.compile on the GPU, with roofline figures; with
+        `explain`, also the kernels torch.compile generated for the reference (worker/benchmark/explain.py)."""
         ref = self.source(reference, reference_code, "reference")
         side = self._sidecar(ref) if reference_code is None else None
         side_args, side_used = sidecar.for_benchmark(side, dtype=dtype, cases=cases, sizes=sizes)
@@ -329,7 +334,17 @@ class Service:
                    "candidate_entry": candidate_entry, "dtype": dtype, "cases": _cases(cases), "sweep": sweep,
                    "sizes": check_sizes(sizes) if sizes else None}
             est.update({k: v for k, v in side_args.items() if k in ("bytes_expr", "flops_expr") and v})
-            report = no_gpu_benchmark(self, ref, cand_paths, est, gpu, timeout_s, on_event, cancel)
+            if explain and not cand_paths:  # the plan alone: nothing to estimate
+                report = BenchmarkReport(ok=True, verdict="explain only (no GPU, no candidates)", device="cpu",
+                                         reference=self.ws.relative(ref))
+            else:
+                report = no_gpu_benchmark(self, ref, cand_paths, est, gpu, timeout_s, on_event, cancel)
+            if explain:
+                report.explain = self._explain({**est, "compile": compile}, timeout_s, device, on_event, cancel)
+                report.summary = "\n".join(x for x in (report.summary, "compile plan: " + report.explain.plan) if x)
+                report.reproduce = (report.reproduce or shlex.join(
+                    ["pytorch-to-triton", "bench", self.ws.relative(ref), *[self.ws.relative(c) for c in cand_paths]])
+                ) + " --explain"
             if side is not None:
                 report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
             return report
@@ -338,7 +353,7 @@ class Service:
             "candidate_entry": candidate_entry, "candidates": [str(p) for p in cand_paths],
             "candidate_displays": [self.ws.relative(p) for p in cand_paths], "cases": _cases(cases), "sweep": sweep,
             "dtype": dtype, "compile": compile, "cuda_graph": cuda_graph, "repeats": int(repeats),
-            "warmup_ms": float(warmup_ms), "rep_ms": float(rep_ms),
+            "warmup_ms": float(warmup_ms), "rep_ms": float(rep_ms), "explain": bool(explain),
         }
         args.update({k: v for k, v in side_args.items() if k in ("tolerances", "bytes_expr", "flops_expr") and v})
         # The output check before timing runs the problem's own inputs (contract); require travels for the checks
@@ -372,6 +387,10 @@ class Service:
             cmd.append("--cuda-graph")
         if sizes:
             cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
+        if explain:
+            cmd.append("--explain")
+            if report.explain is not None:
+                report.summary = "\n".join(x for x in (report.summary, "compile plan: " + report.explain.plan) if x)
         report.reproduce = shlex.join(cmd)
         if side is not None:
             report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
@@ -396,6 +415,21 @@ class Service:
                 "pct_peak_bw": t.pct_peak_bw, "pct_peak_flops": t.pct_peak_flops, "plot": report.plot,
                 "interpreter": False, "case": t.case})
         return report
+
+    def _explain(self, args: dict[str, Any], timeout_s: float, device: str | None, on_event: OnEvent | None,
+                 cancel: threading.Event | None) -> CompilePlan:
+        """torch.compile's plan of the reference without a GPU (worker op "explain"); a failure is the plan's error."""
+        def fwd(msg: dict[str, Any]) -> None:
+            if on_event is not None and msg.get("type") == "progress":
+                on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
+
+        try:
+            res = self.pool.call("explain", args, timeout_s=timeout_s, device=device, on_event=fwd, cancel=cancel)
+        except WorkerError as e:
+            if e.kind == "cancelled":
+                raise
+            return CompilePlan(error=f"explain failed: {e.kind}: {e}", timing="none", plan="")
+        return CompilePlan.model_validate(res.get("explain") or {})
 
     def _sidecar(self, ref: Path) -> sidecar.Sidecar | None:
         """The reference's task sidecar (<stem>.p2t.toml beside it), checked; a bad one is a UsageError."""

@@ -36,6 +36,7 @@ ENV_ALLOW = {
     "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
     "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
     "P2T_WORKER_PROFILE",  # worker/__main__.py: a cProfile per request (benchmarks/explore/worker_gap.py)
+    "P2T_EMPTY_CACHE_EACH_CALL",  # worker/__main__.py: empty torch's CUDA cache after every call (latency.py compares)
     # The compilers Triton (its launchers, CC) and Inductor (CXX) run: the worker's Triton must use the one the user's
     # Triton would, and the sandbox allows exec of exactly that one (worker/confine/toolchain.py). Passed only when they name
     # an executable (scrubbed_env): Triton runs CC as one path, so "ccache gcc" would break every launcher build.
@@ -166,6 +167,43 @@ def _family(pid: int, *, worker_alive: bool = True) -> set[int]:
                 family.add(c)
                 stack.append(c)
     return {p for p in family if table.get(p, (0, 0, b"Z"))[2] not in (b"Z", b"X")}
+
+
+def _family_size(pid: int) -> int:
+    """How many live processes a running worker's family has (itself included), for the process limit checked
+    every 0.1 s while a call runs. From the kernel's per-task children lists: the cost grows with the family, not
+    with the machine's process count. _family reads every /proc/*/stat instead: with 125 processes on the dev VM
+    that was 64 % of the server's CPU during a warm validation (issue 47), taken from the worker it waits for.
+    Every member is a descendant (the worker is a child subreaper and its group's leader); without the children
+    files (an old kernel) this falls back to _family."""
+    seen, stack, live = {pid}, [pid], 0
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/stat", "rb") as f:
+                stat = f.read()
+            if stat[stat.rindex(b")") + 2:][:1] in (b"Z", b"X"):
+                continue
+            tasks = os.listdir(f"/proc/{p}/task")
+        except (OSError, ValueError):
+            continue
+        live += 1
+        for t in tasks:
+            try:
+                with open(f"/proc/{p}/task/{t}/children", "rb") as f:
+                    kids = f.read().split()
+            except FileNotFoundError:
+                if p == pid and not os.path.exists(f"/proc/{p}/task/{t}/children"):
+                    return len(_family(pid))
+                continue
+            except OSError:
+                continue
+            for k in kids:
+                c = int(k)
+                if c not in seen:
+                    seen.add(c)
+                    stack.append(c)
+    return live
 
 
 def _kill_family(pid: int, *, worker_alive: bool = True) -> None:
@@ -431,7 +469,7 @@ class WorkerSlot:
                         self._tail.text(mark),
                         last_event,
                     )
-                if len(_family(pid)) > self.limits.max_processes:
+                if _family_size(pid) > self.limits.max_processes:
                     self.kill()
                     raise WorkerError(
                         "process_limit",

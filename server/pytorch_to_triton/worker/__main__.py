@@ -23,6 +23,10 @@ def main() -> int:
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     _become_subreaper()
+    from .prewarm import StepTimer, process_age_s
+
+    steps = StepTimer()  # where a fresh worker's start-up goes (runtime.startup_s; benchmarks/latency.py prints it)
+    steps.mark("process_age_at_main_s", process_age_s())
     from .confine import sandbox
     from .device import gpu_first
 
@@ -30,20 +34,25 @@ def main() -> int:
     # 580.159.04) cuInit under the ruleset failed with error 304 ("OS call failed"), and the worker then ran
     # everything under the interpreter. No user file is imported before confine; the threads that exist before it
     # (the CUDA driver's, BLAS's) run no user code, and every thread user code can start inherits the ruleset.
-    cuda_error = gpu_first.init_cuda() if os.environ.get("P2T_WORKER_GPU") == "1" and sandbox.wanted() else None
-    sandbox_summary = sandbox.confine(os.getcwd()).summary
+    with steps.step("cuda_init"):  # import torch, the CUDA context, Triton's driver (GPU workers only)
+        cuda_error = gpu_first.init_cuda() if os.environ.get("P2T_WORKER_GPU") == "1" and sandbox.wanted() else None
+    with steps.step("confine"):
+        sandbox_summary = sandbox.confine(os.getcwd()).summary
     # After confine too: this thread runs Python that a candidate could rebind (os.getppid).
     _exit_when_orphaned()
 
     from ..protocol import write_message
-    from .device.runtime import setup
-    from .prewarm import process_age_s
-    from .validation import poison
 
-    age0 = process_age_s()
-    rt = setup()
-    poison.install()
-    rt.info["startup_s"] = {"process_age_at_setup_s": age0, **_prewarm(rt)}
+    with steps.step("import_runtime"):  # torch and Triton, when cuda_init did not import them
+        from .device.runtime import setup
+        from .validation import poison
+
+    steps.mark("process_age_at_setup_s", process_age_s())
+    with steps.step("setup"):
+        rt = setup()
+        poison.install()
+    rt.info["startup_s"] = steps.times
+    steps.times.update(_prewarm(rt))
     rt.info["sandbox"] = sandbox_summary + ("; CUDA initialised before confinement" if rt.device == "cuda" and
                                             os.environ.get("P2T_WORKER_GPU") == "1" and sandbox.wanted() else "")
     if os.environ.get("P2T_WORKER_GPU") == "1" and rt.device != "cuda":  # never a silent fall back to the interpreter
@@ -54,14 +63,18 @@ def main() -> int:
     from .validation.memory import allocated
 
     _BASELINE["allocated"] = allocated(rt.device)  # what torch holds before any request (0 on a fresh context)
-    from .validation import run_validation  # noqa: F401 - loaded before the snapshot: PatchWatch watches the case runners
-    from .validation.guards import PatchWatch
+    with steps.step("patch_snapshot"):
+        from .validation import run_validation  # noqa: F401 - loaded before the snapshot: PatchWatch watches the case runners
+        from .validation.guards import PatchWatch
 
-    patches = PatchWatch()
+        patches = PatchWatch()
     # What is loaded now lives as long as the worker: frozen, the collection after every call (memory.release)
-    # scans only what calls create (350 ms -> under 1 ms per call on the dev CPU with torch loaded).
-    gc.collect()
-    gc.freeze()
+    # scans only what calls create (350 ms -> under 1 ms per call on the dev CPU with torch loaded). No collection
+    # first: it took 0.25-0.33 s of a fresh worker's start on the dev CPU, in front of the first answer (issue 47), to
+    # free a little import-time garbage; dynamo_later collects and freezes again once the worker is idle.
+    with steps.step("gc_freeze"):
+        gc.freeze()
+    steps.mark("process_age_serving_s", process_age_s())
     reader = os.fdopen(req_fd, "rb", buffering=0)
     buf = b""
     served, dynamo_due = 0, True
@@ -246,8 +259,17 @@ def _poisoned(exc: BaseException) -> Any:
     return None
 
 
+# GPU memory torch's caching allocator may keep reserved (cached, free) between calls. Emptying the cache after every
+# call made each warm call allocate from scratch (a cudaMalloc/cudaFree per tensor): the suspect for the worker's
+# warm validation costing twice the in-process one on the H200 (132.5 vs 64.9 ms, issue 28; 160 vs 85 ms on the H100,
+# issue 47). A small problem's blocks stay; a big case's (more than this) still go back, so the next call, the spare
+# worker and the memory estimate (which counts cached blocks as free, memory.free_bytes) see the GPU as before.
+KEEP_CACHED_BYTES = 1 << 30
+
+
 def _release(rt: Any, op: str | None) -> dict[str, Any]:
-    """Drop what the call left behind (the user's modules, compiled graphs, cached blocks); measure what stays."""
+    """Drop what the call left behind (the user's modules, compiled graphs, large cached blocks); measure what
+    stays."""
     from .validation import memory
 
     for name in [n for n in sys.modules if n.startswith("p2t_")]:  # tasks.load_module's names for user files
@@ -255,7 +277,7 @@ def _release(rt: Any, op: str | None) -> dict[str, Any]:
     from .confine.refseal import forget
 
     forget()  # the reference's seal holds its module
-    if op == "benchmark" and "torch._dynamo" in sys.modules:
+    if op in ("benchmark", "explain") and "torch._dynamo" in sys.modules:
         try:
             sys.modules["torch._dynamo"].reset()  # torch.compile's caches hold the reference's parameters
         except Exception:  # noqa: BLE001 - a dynamo that cannot reset leaves memory behind; the server sees it
@@ -263,13 +285,15 @@ def _release(rt: Any, op: str | None) -> dict[str, Any]:
     sys.last_type = sys.last_value = sys.last_traceback = None
     if hasattr(sys, "last_exc"):
         sys.last_exc = None
-    memory.release(rt.device)
-    out: dict[str, Any] = {"after": memory.allocated(rt.device)}
-    if rt.device == "cuda":
-        import torch
-
-        out["reserved_after"] = torch.cuda.memory_reserved()
-    return out
+    if rt.device != "cuda":
+        memory.release(rt.device)
+        return {"after": memory.allocated(rt.device)}
+    gc.collect()
+    allocated, _, reserved = memory.cuda_bytes()
+    if reserved - allocated > KEEP_CACHED_BYTES or os.environ.get("P2T_EMPTY_CACHE_EACH_CALL") == "1":
+        memory.release(rt.device)  # gc again (cheap: frozen) and torch.cuda.empty_cache()
+        allocated, _, reserved = memory.cuda_bytes()
+    return {"after": allocated, "reserved_after": reserved}
 
 
 def _runtime_info(rt: Any) -> dict[str, Any]:
@@ -291,6 +315,10 @@ def _dispatch(op: str, args: dict[str, Any], rt: Any, patches: Any, emit: Any) -
         from .benchmark.bench import run_benchmark
 
         return run_benchmark(args, rt, emit, patches)
+    if op == "explain":  # run_benchmark explain=true without a GPU: torch.compile's plan, no timings
+        from .benchmark.explain import explain_reference
+
+        return explain_reference(args, rt, emit, patches)
     if op == "compiled":
         from .benchmark.bench import compiled_analysis
 

@@ -38,6 +38,31 @@ def process_age_s() -> float | None:
         return None
 
 
+class StepTimer:
+    """Seconds per named start-up step (`times`: '<name>_s', or '<name>_error' when it raised), in order."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, Any] = {}
+
+    def mark(self, name: str, value: Any) -> None:
+        """Record a value as it is (a process age)."""
+        self.times[name] = value
+
+    def step(self, name: str) -> Any:
+        """A context manager that times its block as '<name>_s'; exceptions propagate."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def timed() -> Any:
+            t0 = time.perf_counter()
+            try:
+                yield
+            finally:
+                self.times[f"{name}_s"] = round(time.perf_counter() - t0, 3)
+
+        return timed()
+
+
 def _dynamo() -> None:
     import torch._dynamo  # noqa: F401
     import torch._subclasses.fake_tensor  # noqa: F401

@@ -183,6 +183,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
     if base.kernelbench:  # no dtype asked: the problem's own inputs, labelled with their dtype
         dtype = kbench.bench_setup(base, cand_tasks, specs, args, dtype)
     compiled_ref, compiled_of, mode = None, None, args.get("compile", "default")
+    explained: dict[str, Any] | None = None
     timings: list[dict[str, Any]] = []
     total = len(specs) * (2 + len(cand_tasks))
     step = 0
@@ -328,13 +329,21 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
             torch.cuda.empty_cache()
         _speedups(case_rows, peaks)
         timings.extend(case_rows)
+        if args.get("explain") and explained is None:  # torch.compile's plan of the reference, at the first case
+            from .explain import explain_call
+
+            emit("progress", message=f"explain: torch.compile's kernels for the reference on {case_name}")
+            explained = explain_call(_raw(base.ref_fn), inputs, "cuda", None if mode == "none" else mode, case_name)
+            compiled_of = None  # explain reset dynamo: a later case compiles the baseline afresh
         del sets, inputs
         ref_out = ref_check = None
         memory.release("cuda")
     ok = report_ok(timings)
-    return {"ok": ok, "verdict": _verdict(timings), "device": "cuda", "timings": timings, "peaks": peaks,
-            "peaks_measured": peaks_measured, "environment": env, "notes": notes,
-            "summary": _summary(timings, env, peaks)}
+    out = {"ok": ok, "verdict": _verdict(timings), "device": "cuda", "timings": timings, "peaks": peaks,
+           "peaks_measured": peaks_measured, "environment": env, "notes": notes, "summary": _summary(timings, env, peaks)}
+    if explained is not None:
+        out["explain"] = explained
+    return out
 
 
 def _speedups(rows: list[dict[str, Any]], peaks: dict[str, Any]) -> None:

@@ -63,11 +63,26 @@ class CaseLog:
         self.findings: list[dict[str, Any]] = list(resume.get("findings") or [])
         self.notes: list[str] = list(resume.get("notes") or [])
         self.reference_crashed: set[str] = set(resume.get("reference_crashed") or [])  # case labels
+        # (label, dtype) -> the record of a case whose candidate side killed an earlier worker: its other trials are
+        # not run again (each crash costs a fresh worker; issue 47), they are reported from that record.
+        self.crashed = {(r.get("name"), r.get("dtype")): r for r in self.records.values()
+                        if (r.get("error") or {}).get("type") in ("crashed", "cuda_fatal")}
         self._sent: tuple[Any, ...] = (len(self.notes), tuple((f["check"], f.get("count")) for f in self.findings))
 
     def prior(self, case_key: str) -> dict[str, Any] | None:
-        """The record an earlier worker of this validation finished (or the crashed case's), else None."""
-        return self.records.get(case_key)
+        """The record an earlier worker of this validation finished (or the crashed case's), else None; for another
+        trial of a case that crashed a worker, that crash's record (not run again)."""
+        rec = self.records.get(case_key)
+        if rec is not None or not self.crashed:
+            return rec
+        label, dtype, trial = case_key.rsplit("|", 2)
+        crashed = self.crashed.get((label, dtype))
+        if crashed is None:
+            return None
+        err = dict(crashed.get("error") or {})
+        err["message"] = (f"not run: this case crashed the worker in trial {crashed.get('trial')} "
+                          f"({str(err.get('message', ''))[:200]})")
+        return {**crashed, "trial": int(trial), "error": err}
 
     def phase(self, case_key: str, label: str, phase: str) -> None:
         """Tell the server which side of which case starts running now."""
