@@ -141,6 +141,42 @@ def test_a_tma_plan_off_hopper_is_refused_with_the_reason() -> None:
         st3.FWD_PLANS[(True, 64)] = saved
 
 
+def test_descriptor_launches_set_triton_allocator_in_every_thread() -> None:
+    """Round 5 on the H100 (2026-12-07): every fwd+bwd row with a descriptor backward failed with "no allocator was
+    set". Triton keeps its allocator in a ContextVar, and autograd runs the backward in a thread of its own, where a
+    set-once-per-process flag had skipped setting it. Each descriptor launch now sets it in its own thread, and
+    leaves an allocator the caller set there alone."""
+    import threading
+    import types
+
+    import triton
+
+    allocation = pytest.importorskip("triton.runtime._allocation")
+    if not hasattr(allocation, "_allocator"):
+        pytest.skip("this Triton keeps its allocator elsewhere (stage 3 then sets it before every launch)")
+    st3 = _load(STAGE3, "p2t_test_fa_stage3_allocator")
+    cuda_tensor = types.SimpleNamespace(is_cuda=True)  # _ensure_allocator reads only is_cuda; no GPU here
+    seen: list[bool] = []
+
+    def launching_thread() -> None:
+        seen.append(isinstance(allocation._allocator.get(), allocation.NullAllocator))
+        st3._ensure_allocator(cuda_tensor)
+        seen.append(allocation._allocator.get() is st3._scratch)
+
+        def callers(size: int, alignment: int, stream):
+            return None
+
+        triton.set_allocator(callers)
+        st3._ensure_allocator(cuda_tensor)
+        seen.append(allocation._allocator.get() is callers)
+
+    for _ in range(2):  # the first thread's allocator does not reach the second (the backward's thread)
+        thread = threading.Thread(target=launching_thread)
+        thread.start()
+        thread.join()
+    assert seen == [True, True, True] * 2, seen
+
+
 def test_rmsnorm_pin_tables_hold_runnable_entries() -> None:
     import torch
 

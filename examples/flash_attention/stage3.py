@@ -82,12 +82,13 @@ class FwdPlan(NamedTuple):
 # sweep's winner goes into: benchmarks/explore/attention_sweep.py prints its best row per (causal, D) in this form.
 # Round 4 (H100, 2026-12-07, PART=attn; SDPA/cuDNN 0.921 / 0.628 / 1.608 / 1.121 ms): fwd 1.149 / 0.665 / 1.928 /
 # 1.164 ms for the four rows below, the first three adopted from that sweep (non-causal D64's "adopt" line,
-# 1.1588 vs 1.1644 ms, is within run-to-run noise and was left). (causal, D) pairs not listed autotune over
+# 1.1588 vs 1.1644 ms, is within run-to-run noise and was left). Round 5 (H100, 2026-12-07 10:15 UTC; SDPA 1.012 /
+# 0.628 / 1.804 / 1.132 ms): causal D64 adopted (0.685 vs 0.708 ms). (causal, D) pairs not listed autotune over
 # FWD_CONFIGS. A "tma" plan falls back to PTR_FALLBACK where TMA cannot run (the interpreter, a GPU below compute
 # capability 9, unaligned or strided tensors, "2d" with S % BLOCK_M != 0).
 FWD_PLANS: dict[tuple[bool, int], FwdPlan] = {
     (True, 128): FwdPlan("ptr", 128, 64, 8, 2, maxnreg=128),
-    (True, 64): FwdPlan("ptr", 64, 64, 4, 3),
+    (True, 64): FwdPlan("ptr", 128, 64, 8, 4),
     (False, 128): FwdPlan("split", 128, 64, 4, 2),
     (False, 64): FwdPlan("ptr", 128, 64, 8, 4),
 }
@@ -114,10 +115,11 @@ class BwdPlan(NamedTuple):
 
 # Backward per (causal, D), launched directly (no autotuning: its one-shot timing picked a slower forward than the
 # sweep, 0.751 vs 0.697 ms causal D64). Round 4 (H100, 2026-12-07, PART=attn): bwd 3.631 / 1.924 / 6.552 /
-# 3.537 ms with these pairs (the causal ones adopted from that sweep). A "tma" plan falls back to
+# 3.537 ms with these pairs (the causal ones adopted from that sweep). Round 5 (10:15 UTC): causal D128 adopted,
+# both loops warp-specialized (3.758 vs 3.993 ms; SDPA's backward 3.008 ms by difference). A "tma" plan falls back to
 # BWD_PTR_FALLBACK where it cannot run (bwd_tma_refusal).
 BWD_PLANS: dict[tuple[bool, int], BwdPlan] = {
-    (True, 128): BwdPlan((32, 64, 4, 4), (128, 64, 8, 4)),
+    (True, 128): BwdPlan((64, 128, 4, 2), (128, 64, 4, 2), kind="tma", ws=True, dq_ws=True),
     (True, 64): BwdPlan((32, 64, 4, 4), (128, 64, 8, 4)),
     (False, 128): BwdPlan((64, 128, 8, 3), (128, 64, 8, 3)),
     (False, 64): BwdPlan((64, 64, 4, 3), (128, 64, 8, 3)),
@@ -664,20 +666,25 @@ def tma_refusal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: FwdPlan
     return None
 
 
-_ALLOCATOR_SET = False
-
-
 def _scratch(size: int, alignment: int, stream) -> torch.Tensor:
     """Global-memory scratch for in-kernel descriptors (triton.set_allocator)."""
     return torch.empty(size, dtype=torch.int8, device="cuda")
 
 
-def _set_allocator(q: torch.Tensor) -> None:
-    """In-kernel descriptors need Triton's scratch allocator, set once per process."""
-    global _ALLOCATOR_SET
-    if not _ALLOCATOR_SET and q.is_cuda:
+try:  # where Triton keeps the allocator: a ContextVar (3.6 through 3.9), so each thread starts without one
+    from triton.runtime._allocation import NullAllocator as _NullAllocator
+    from triton.runtime._allocation import _allocator as _ALLOCATOR_VAR
+except ImportError:  # another layout: set ours before every device-descriptor launch
+    _NullAllocator = _ALLOCATOR_VAR = None
+
+
+def _ensure_allocator(q: torch.Tensor) -> None:
+    """In-kernel descriptors need Triton's scratch allocator in the launching thread. Triton's is a ContextVar:
+    set in the main thread, it is still unset in autograd's backward thread (round 5's fwd+bwd rows failed with
+    "no allocator was set"), so this runs before every launch that builds descriptors, and keeps an allocator the
+    caller set in this thread."""
+    if q.is_cuda and (_ALLOCATOR_VAR is None or isinstance(_ALLOCATOR_VAR.get(), _NullAllocator)):
         triton.set_allocator(_scratch)
-        _ALLOCATOR_SET = True
 
 
 def _forward_tma(q, k, v, o, lse, causal: bool, plan: FwdPlan):
@@ -685,7 +692,7 @@ def _forward_tma(q, k, v, o, lse, causal: bool, plan: FwdPlan):
     Checks nothing: forward() asks tma_refusal first (tests run this launch under the interpreter directly)."""
     B, H, S, D = q.shape
     if plan.device_desc:
-        _set_allocator(q)
+        _ensure_allocator(q)
 
         def make(t, block):  # the kernel builds the descriptor from the tensor and its strides
             return t
@@ -1292,7 +1299,7 @@ def bwd_tma_refusal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: Bwd
 def _dkdv_tma(q, k, v, do, lse, delta, dk, dv, dq_acc, causal: bool, plan: BwdPlan):
     """Launch attention_bwd_dkdv_tma_kernel as `plan` says (dq_acc: fp32 zeros with fused_dq); the compiled kernel.
     Checks nothing: backward() asks bwd_tma_refusal first (tests run this launch under the interpreter directly)."""
-    _set_allocator(q)
+    _ensure_allocator(q)
     B, H, S, D = q.shape
     block_m, block_n, warps, stages = plan.dkdv
     sm_scale = 1.0 / math.sqrt(D)
@@ -1304,7 +1311,7 @@ def _dkdv_tma(q, k, v, do, lse, delta, dk, dv, dq_acc, causal: bool, plan: BwdPl
 
 def _dq_tma(q, k, v, do, lse, delta, dq, causal: bool, plan: BwdPlan):
     """Launch attention_bwd_dq_tma_kernel, warp-specialized, at plan.dq (as _dkdv_tma: checks nothing)."""
-    _set_allocator(q)
+    _ensure_allocator(q)
     B, H, S, D = q.shape
     block_m, block_n, warps, stages = plan.dq
     sm_scale = 1.0 / math.sqrt(D)
