@@ -163,10 +163,11 @@ def compiled_facts(k) -> dict:
 def variant_of(plan) -> str:
     """A short row label: the kernel kind and the options that change its code."""
     if isinstance(plan, ST3.BwdPlan):
+        tile = f"dqws{plan.dq[1]}" if plan.dq_ws else f"{plan.dkdv[0]}x{plan.dkdv[1]}"  # what tells rows apart
         return " ".join([plan.kind] + ["ws"] * plan.ws + [f"dq{plan.fused_dq}"] * bool(plan.fused_dq)
-                        + ["dqws"] * plan.dq_ws + [f"e{plan.emul}"] * bool(plan.emul))
-    return " ".join([plan.kind] + ["ws"] * plan.ws + [f"e{plan.emul}"] * bool(plan.emul)
-                    + [f"L{plan.lazy:g}"] * bool(plan.lazy))
+                        + [tile] + [f"e{plan.emul}"] * bool(plan.emul))
+    return " ".join([plan.kind, f"{plan.block_m}x{plan.block_n}"] + ["ws"] * plan.ws
+                    + [f"e{plan.emul}"] * bool(plan.emul) + [f"L{plan.lazy:g}"] * bool(plan.lazy))
 
 
 def plan_text(plan) -> str:
@@ -233,7 +234,7 @@ def run_combo(causal: bool, d: int, rows: list[dict], deadline: float, verdict: 
             row["note"] = f"error: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
         if DEVICE == "cuda":
             torch.cuda.synchronize()
-        print(f"[{elapsed():6.1f}s] {combo:14s} {variant:18s} {mode:7s} {row['plan'] or cfg or ''} -> "
+        print(f"[{elapsed():6.1f}s] {combo:14s} {variant:21s} {mode:7s} {row['plan'] or cfg or ''} -> "
               f"{row['ms'] if row['ms'] is None else round(row['ms'], 4)} {row['facts']} {row['note']}", flush=True)
         (OUT / "attention_sweep.json").write_text(json.dumps({"B": B, "H": H, "S": S, "rows": rows}, indent=1))
         return row
@@ -272,7 +273,7 @@ def run_combo(causal: bool, d: int, rows: list[dict], deadline: float, verdict: 
     def skip(variant: str, mode: str, plan, why: str) -> None:
         rows.append({"combo": combo, "variant": variant, "mode": mode, "plan": plan_text(plan), "config": None,
                      "ms": None, "tflops": None, "err": None, "facts": {}, "note": "skipped: " + why})
-        print(f"[{elapsed():6.1f}s] {combo:14s} {variant:18s} {mode:7s} {plan_text(plan)} -> skipped: {why}")
+        print(f"[{elapsed():6.1f}s] {combo:14s} {variant:21s} {mode:7s} {plan_text(plan)} -> skipped: {why}")
 
     for plan in FWD_CANDIDATES.get(d, []):
         if plan == shipped:
@@ -331,14 +332,14 @@ def summary(rows: list[dict]) -> None:
     print(f"\n=== attention B{B} H{H} S{S} bf16, do_bench medians (ms), TFLOP/s; {elapsed():.0f} s; "
           f"torch {torch.__version__}, triton {triton.__version__}, "
           f"{torch.cuda.get_device_name() if DEVICE == 'cuda' else 'cpu (interpreter: not timings)'}")
-    print(f"{'combo':14s} {'variant':18s} {'mode':7s} {'ms':>8s} {'TF/s':>5s} {'err':>8s} {'regs':>4s} {'spill':>5s} "
+    print(f"{'combo':14s} {'variant':21s} {'mode':7s} {'ms':>8s} {'TF/s':>5s} {'err':>8s} {'regs':>4s} {'spill':>5s} "
           f"{'ws':>3s} {'warps':>5s}  plan / config / note")
     for r in rows:
         f = r["facts"] or {}
         ms = f"{r['ms']:.4f}" if r["ms"] is not None else "-"
         tf = f"{r['tflops']:.0f}" if r["tflops"] is not None else "-"
         err = f"{r['err']:.1e}" if r["err"] is not None else "-"
-        print(f"{r['combo']:14s} {r['variant']:18s} {r['mode']:7s} {ms:>8s} {tf:>5s} {err:>8s} "
+        print(f"{r['combo']:14s} {r['variant']:21s} {r['mode']:7s} {ms:>8s} {tf:>5s} {err:>8s} "
               f"{f.get('regs', '-')!s:>4s} {f.get('spills', '-')!s:>5s} {str(f.get('ws', '-'))[:1]:>3s} "
               f"{f.get('warps', '-')!s:>5s}  {r['plan'] or json.dumps(r['config']).replace(' ', '')} {r['note'][:80]}")
     print("\n=== per combo: SDPA vs shipped vs best (speedup = SDPA ms / stage 3 ms); lines to adopt")
@@ -393,7 +394,7 @@ def option_lines(rows: list[dict]) -> list[str]:
                 and b["plan"] == plan_text(base) and b["variant"] != "shipped again"]
         vs = f"{r['ms'] / same[0]['ms'] - 1:+.1%} vs {same[0]['ms']:.4f} ms ({same[0]['variant']})" if same \
             else "base plan not timed"
-        out.append(f"{r['combo']:14s} {r['mode']:4s} {r['variant']:18s} {r['ms']:.4f} ms {vs}  {r['plan']}")
+        out.append(f"{r['combo']:14s} {r['mode']:4s} {r['variant']:21s} {r['ms']:.4f} ms {vs}  {r['plan']}")
     return out
 
 
