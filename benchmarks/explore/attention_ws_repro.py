@@ -180,8 +180,9 @@ def plan_launch(st3, causal: bool, d: int, plan, S: int = 4096) -> tuple:
     else:
         fn = st3.attention_fwd_split_kernel if plan.kind == "split" else st3.attention_fwd_kernel
         const = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_S=S % max(plan.block_m, plan.block_n) == 0, STORE_LSE=True,
-                     UPCAST_DOT=False, BLOCK_M=plan.block_m, BLOCK_N=plan.block_n)
+                     UPCAST_DOT=False, BLOCK_M=plan.block_m, BLOCK_N=plan.block_n, LAZY_TAU=float(plan.lazy))
         const.update({n: 1 for n in fn.arg_names if n.startswith("stride_") and n.endswith("d")})
+    const["EXP2_EMUL"] = plan.emul
     opts = {} if plan.maxnreg is None else {"maxnreg": plan.maxnreg}
     return fn, _signature(fn, const), const, dict(num_warps=plan.warps, num_stages=plan.stages, **opts)
 
@@ -193,24 +194,26 @@ def bwd_launches(st3, causal: bool, d: int, plan, S: int = 4096) -> list[tuple]:
         bm, bn, w, st = plan.dkdv
         fn = st3.attention_bwd_dkdv_tma_kernel
         const = dict(HEAD_DIM=d, CAUSAL=causal, WARP_SPECIALIZE=plan.ws, FUSED_DQ=plan.fused_dq, BLOCK_M=bm,
-                     BLOCK_N=bn)
+                     BLOCK_N=bn, EXP2_EMUL=plan.emul)
         fp32 = ("lse_ptr", "delta_ptr") + (("dq_ptr",) if plan.fused_dq else ())
         out.append(("dkdv_tma", fn, _signature(fn, const, fp32), const, dict(num_warps=w, num_stages=st)))
     else:
         bm, bn, w, st = plan.dkdv
         fn = st3.attention_bwd_dkdv_kernel
-        const = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_S=S % bn == 0, UPCAST_DOT=False, BLOCK_M=bm, BLOCK_N=bn)
+        const = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_S=S % bn == 0, UPCAST_DOT=False, BLOCK_M=bm, BLOCK_N=bn,
+                     EXP2_EMUL=plan.emul)
         const.update({n: 1 for n in fn.arg_names if n.startswith("stride_") and n.endswith("d")})
         out.append(("dkdv", fn, _signature(fn, const), const, dict(num_warps=w, num_stages=st)))
     if plan.dq_ws:
         bm, bn, w, st = plan.dq
         fn = st3.attention_bwd_dq_tma_kernel
-        const = dict(HEAD_DIM=d, CAUSAL=causal, WARP_SPECIALIZE=True, BLOCK_M=bm, BLOCK_N=bn)
+        const = dict(HEAD_DIM=d, CAUSAL=causal, WARP_SPECIALIZE=True, BLOCK_M=bm, BLOCK_N=bn, EXP2_EMUL=plan.emul)
         out.append(("dq_tma", fn, _signature(fn, const), const, dict(num_warps=w, num_stages=st)))
     elif not plan.fused_dq:
         bm, bn, w, st = plan.dq
         fn = st3.attention_bwd_dq_kernel
-        const = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_S=S % bm == 0, UPCAST_DOT=False, BLOCK_M=bm, BLOCK_N=bn)
+        const = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_S=S % bm == 0, UPCAST_DOT=False, BLOCK_M=bm, BLOCK_N=bn,
+                     EXP2_EMUL=plan.emul)
         const.update({n: 1 for n in fn.arg_names if n.startswith("stride_") and n.endswith("d")})
         out.append(("dq", fn, _signature(fn, const), const, dict(num_warps=w, num_stages=st)))
     return out

@@ -1,18 +1,16 @@
-# PART=attn (issue 47 part 1, attention against cuDNN): sourced by benchmarks/gpu_session.sh (run, stamp, $OUT/x set
-# up there). About 4-5.5 minutes on an H100 (compiles included); nothing needs the network.
-# 1. benchmarks/explore/attention_ws_repro.py on this machine's Triton (a CPU compile for sm_90, ~20 s): which
-#    shapes of kernel Triton's Hopper warp specialization accepts (round 4's causal kernel aborted in it).
-# 2. benchmarks/explore/attention_sweep.py: B4 H32 S4096 bf16, causal/non-causal x D128/D64; SDPA (cuDNN) and the
-#    shipped stage 3 timed in the same process, then stage3.FwdPlan candidates (TMA + warp specialization at
-#    num_warps=4: producer + 2 consumer warpgroups; round 4's pointer / two-halves winners) and stage3.BwdPlan
-#    candidates (the descriptor dK/dV kernel warp-specialized, plain, with dQ fused through TMA reduces or vector
-#    atomics); a preflight child runs each TMA plan once first (a deadlocked kernel is skipped, not a hang; 60 s at
-#    most each); each checked twice against fp32 SDPA before do_bench (L2 flushed, inputs rotated). Prints per combo
-#    SDPA vs shipped vs best, "adopt: FWD_PLANS[...] = ..." / "adopt: BWD_PLANS[...] = ..." lines for stage3's
-#    tables, and per warp-specialized row the TTGIR facts (ttg.warp_specialize, total warps, setmaxnreg).
-TAIL=8 run attention_ws_repro 90 python3 benchmarks/explore/attention_ws_repro.py
-EXPLORE_BUDGET_S=200 TAIL=3 run attention_sweep 400 python3 benchmarks/explore/attention_sweep.py
-echo "=== attn part summary (full tables: attention_sweep.log, attention_sweep.json, attention_ws_repro.log)"
+# PART=attn (issue 47 part 1, attention against cuDNN), round 6: sourced by benchmarks/gpu_session.sh (run, stamp,
+# $OUT/x set up there). About 3.5 minutes on an H100, 4 at most (compiles included); nothing needs the network.
+# benchmarks/explore/attention_sweep.py: B4 H32 S4096 bf16, causal/non-causal x D128/D64; SDPA (cuDNN) and the
+# shipped stage 3 timed in the same process (the shipped fwd once more at the end of each combo, "shipped again":
+# this run's spread), then stage3.FwdPlan candidates (round 5's bests with emul=4/8/2, exponentials partly on the
+# FMA units; lazy=8.0, lazy rescaling; the two-halves kernel at D64 and at BLOCK_N 32) and stage3.BwdPlan
+# candidates (round 5's bests with and without emul=4); then fwd+bwd through autograd at the best forward and
+# backward plans (round 5's such rows failed: no Triton allocator in autograd's thread; stage 3 sets it now). A
+# preflight child runs each TMA plan once first (a deadlocked kernel is skipped, not a hang); every row is checked
+# twice against fp32 SDPA before do_bench (L2 flushed, inputs rotated). Rows past EXPLORE_BUDGET_S (after the
+# preflight) are skipped, and the part's limit stops the sweep with its summary printed.
+EXPLORE_BUDGET_S=160 PREFLIGHT_PLAN_S=40 TAIL=3 run attention_sweep 235 python3 benchmarks/explore/attention_sweep.py
+echo "=== attn part summary (full table: attention_sweep.log, attention_sweep.json)"
 grep "preflight:" "$OUT/x/attention_sweep.log" | tail -n 1
-grep -E "skipped: preflight|WRONG|RACE|error:" "$OUT/x/attention_sweep.log" | grep "^\[" | cut -c1-220 | head -n 12
-sed -n '/=== per combo/,$p' "$OUT/x/attention_sweep.log" | cut -c1-220
+grep -E "skipped|WRONG|RACE|error:|stopped" "$OUT/x/attention_sweep.log" | grep "^\[" | cut -c1-220 | head -n 12
+sed -n '/=== per combo/,$p' "$OUT/x/attention_sweep.log" | cut -c1-260

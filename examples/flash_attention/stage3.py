@@ -14,8 +14,10 @@ specialization (Triton's Hopper pass acts on num_warps=4 and makes it a TMA prod
 warpgroups; it accepts only one key loop, so a specialized causal tile masks every block) and a persistent grid
 ("tma"; never under the interpreter, and falling back to the pointer kernel where TMA cannot run). The backward is
 the table BWD_PLANS (a BwdPlan each): the pointer kernels, or dK/dV on in-kernel descriptors, warp-specialized or
-with dQ fused in through atomics ("tma", falling back likewise). The tables hold what a GPU sweep
-(benchmarks/explore/attention_sweep.py) measured fastest.
+with dQ fused in through atomics ("tma", falling back likewise). Either plan can move part of its exponentials
+from the MUFU unit to the FMA units (emul, _exp2), and the forward's pointer kernels can rescale their running sums
+lazily (lazy, _lazy_rescale). The tables hold what a GPU sweep (benchmarks/explore/attention_sweep.py) measured
+fastest.
 
 Assumes D (head_dim) is a power of 2 in [16, 256]: tl.dot needs tile sides >= 16 and tl.arange powers of 2.
 `attention(q, k, v)` is causal (the reference); `attention(q, k, v, causal=False)` and `attention_noncausal`
@@ -59,6 +61,10 @@ class FwdPlan(NamedTuple):
     as two independent halves sharing each K/V block); "tma": attention_fwd_tma_kernel (TMA descriptors: desc
     "2d"/"4d", ws = warp-specialized key loop, device_desc = descriptors built in the kernel, persistent = programs
     per SM, 0 for one program per tile). maxnreg caps registers per thread (ptxas .maxnreg), None leaves it free.
+    emul: 0, or 2, 4, 8: one probability exponential in every `emul` computed by a cubic polynomial on the FMA
+    units instead of the MUFU ex2 unit (FlashAttention 4's trick; see _exp2), for every kind.
+    lazy: 0, or a threshold in log2 units (FlashAttention 4 uses 8): rescale the running sums only when a row max
+    grew by more than that (_lazy_rescale); "ptr" and "split" only (a runtime branch per block).
     """
 
     kind: str
@@ -71,6 +77,8 @@ class FwdPlan(NamedTuple):
     device_desc: bool = False
     persistent: int = 0
     maxnreg: int | None = None
+    emul: int = 0
+    lazy: float = 0.0
 
     @property
     def config(self) -> tuple[int, int, int, int]:
@@ -82,12 +90,13 @@ class FwdPlan(NamedTuple):
 # sweep's winner goes into: benchmarks/explore/attention_sweep.py prints its best row per (causal, D) in this form.
 # Round 4 (H100, 2026-12-07, PART=attn; SDPA/cuDNN 0.921 / 0.628 / 1.608 / 1.121 ms): fwd 1.149 / 0.665 / 1.928 /
 # 1.164 ms for the four rows below, the first three adopted from that sweep (non-causal D64's "adopt" line,
-# 1.1588 vs 1.1644 ms, is within run-to-run noise and was left). (causal, D) pairs not listed autotune over
+# 1.1588 vs 1.1644 ms, is within run-to-run noise and was left). Round 5 (H100, 2026-12-07 10:15 UTC; SDPA 1.012 /
+# 0.628 / 1.804 / 1.132 ms): causal D64 adopted (0.685 vs 0.708 ms). (causal, D) pairs not listed autotune over
 # FWD_CONFIGS. A "tma" plan falls back to PTR_FALLBACK where TMA cannot run (the interpreter, a GPU below compute
 # capability 9, unaligned or strided tensors, "2d" with S % BLOCK_M != 0).
 FWD_PLANS: dict[tuple[bool, int], FwdPlan] = {
     (True, 128): FwdPlan("ptr", 128, 64, 8, 2, maxnreg=128),
-    (True, 64): FwdPlan("ptr", 64, 64, 4, 3),
+    (True, 64): FwdPlan("ptr", 128, 64, 8, 4),
     (False, 128): FwdPlan("split", 128, 64, 4, 2),
     (False, 64): FwdPlan("ptr", 128, 64, 8, 4),
 }
@@ -101,7 +110,8 @@ class BwdPlan(NamedTuple):
     loads; "tma": dK/dV in attention_bwd_dkdv_tma_kernel (in-kernel descriptors; ws = its loop warp-specialized;
     fused_dq = dQ added there into fp32, no dQ kernel: 1 through TMA reduces, 2 through vector atomics; the
     interpreter has no descriptor reduce and runs 1 as 2), the dQ kernel on pointer loads, or, dq_ws, on
-    descriptors with its key loop warp-specialized (attention_bwd_dq_tma_kernel).
+    descriptors with its key loop warp-specialized (attention_bwd_dq_tma_kernel). emul: as FwdPlan's, for the
+    exponentials of both kernels.
     """
 
     dkdv: tuple[int, int, int, int]
@@ -110,14 +120,16 @@ class BwdPlan(NamedTuple):
     ws: bool = False
     fused_dq: int = 0
     dq_ws: bool = False
+    emul: int = 0
 
 
 # Backward per (causal, D), launched directly (no autotuning: its one-shot timing picked a slower forward than the
 # sweep, 0.751 vs 0.697 ms causal D64). Round 4 (H100, 2026-12-07, PART=attn): bwd 3.631 / 1.924 / 6.552 /
-# 3.537 ms with these pairs (the causal ones adopted from that sweep). A "tma" plan falls back to
+# 3.537 ms with these pairs (the causal ones adopted from that sweep). Round 5 (10:15 UTC): causal D128 adopted,
+# both loops warp-specialized (3.758 vs 3.993 ms; SDPA's backward 3.008 ms by difference). A "tma" plan falls back to
 # BWD_PTR_FALLBACK where it cannot run (bwd_tma_refusal).
 BWD_PLANS: dict[tuple[bool, int], BwdPlan] = {
-    (True, 128): BwdPlan((32, 64, 4, 4), (128, 64, 8, 4)),
+    (True, 128): BwdPlan((64, 128, 4, 2), (128, 64, 4, 2), kind="tma", ws=True, dq_ws=True),
     (True, 64): BwdPlan((32, 64, 4, 4), (128, 64, 8, 4)),
     (False, 128): BwdPlan((64, 128, 8, 3), (128, 64, 8, 3)),
     (False, 64): BwdPlan((64, 64, 4, 3), (128, 64, 8, 3)),
@@ -145,7 +157,93 @@ def _configs(entries: list[tuple[int, int, int, int]], interp: tuple[int, int, i
     return [_config(interp)] if _INTERPRET else [_config(e) for e in entries]
 
 
+# ---------------------------------------------------------------------------------------------- exp2
+# The H100's special-function unit computes 16 exponentials per clock per SM against 4096 bf16 tensor-core FLOPs:
+# at D=64 a score's exp2 costs as long as its 4*64 matmul FLOPs, so a forward that keeps every exp2 on that unit
+# runs at half the tensor-core peak at best (494 TFLOP/s; cuDNN's non-causal D64 forward ran at 486 on the H100,
+# 2026-12-07), and at D=128 the exp2s are half of the matmul time. FlashAttention 4 moves part of them to the FMA
+# units as 2^x = 2^floor(x) * p(x - floor(x)), p a cubic (relative error 8.8e-5, far under bf16's 3.9e-3: P
+# is rounded to bf16 for the PV matmul anyway). Which elements take the polynomial must cost nothing to choose:
+# inline PTX over `pack` consecutive registers of a thread (no layout change) computes the first of each pack with
+# the polynomial and the rest with ex2.approx. Inputs are x = score - row max <= 0; x < -127 clamps to 2^-127 = 0.
+_EXP2_POLY = (1.0, 0.695146143436431884765625, 0.227564394474029541015625, 0.077119089663028717041015625)
+
+
+def _exp2_asm(pack: int) -> str:
+    """PTX for tl.inline_asm_elementwise(pack=pack): outputs $0..$(pack-1), inputs $pack..; element 0 on the FMA
+    units (floor through an add rounding toward -inf against 1.5 * 2^23, whose low mantissa bits then hold
+    floor(x); the exponent added as an integer), the others on ex2.approx."""
+    lines = ["{", ".reg .f32 %e2x, %e2r, %e2b, %e2f, %e2p;", ".reg .b32 %e2i, %e2j;"]
+    lines += [f"ex2.approx.ftz.f32 ${i}, ${pack + i};" for i in range(1, pack)]
+    lines += [f"max.ftz.f32 %e2x, ${pack}, 0fC2FE0000;",  # -127
+              "add.rm.ftz.f32 %e2r, %e2x, 0f4B400000;",  # + 1.5 * 2^23, rounded down: floor(x) in the low bits
+              "sub.ftz.f32 %e2b, %e2r, 0f4B400000;",  # floor(x), exactly
+              "sub.ftz.f32 %e2f, %e2x, %e2b;",  # the fraction, in [0, 1)
+              "fma.rn.ftz.f32 %e2p, %e2f, 0f3D9DF09D, 0f3E6906A4;",  # the cubic of _EXP2_POLY, Horner
+              "fma.rn.ftz.f32 %e2p, %e2p, %e2f, 0f3F31F519;",
+              "fma.rn.ftz.f32 %e2p, %e2p, %e2f, 0f3F800000;",
+              "mov.b32 %e2i, %e2r;",
+              "shl.b32 %e2i, %e2i, 23;",  # floor(x) << 23 (the 1.5 * 2^23 bits shift out)
+              "mov.b32 %e2j, %e2p;",
+              "add.s32 %e2j, %e2j, %e2i;",  # p * 2^floor(x): the exponent field moved by floor(x)
+              "mov.b32 $0, %e2j;", "}"]
+    return "\n".join(lines)
+
+
+_EXP2_ASM_2: tl.constexpr = tl.constexpr(_exp2_asm(2))
+_EXP2_ASM_4: tl.constexpr = tl.constexpr(_exp2_asm(4))
+_EXP2_ASM_8: tl.constexpr = tl.constexpr(_exp2_asm(8))
+
+
+@triton.jit
+def _exp2_poly(x):
+    """2^x for x <= 0 on the FMA units, every element (what _exp2_asm's polynomial lane computes, in plain Triton:
+    the interpreter runs no inline PTX)."""
+    x = tl.maximum(x, -127.0)
+    xf = tl.floor(x)
+    f = x - xf
+    p = 1.0 + f * (0.695146143436431884765625 + f * (0.227564394474029541015625 + f * 0.077119089663028717041015625))
+    bits = p.to(tl.int32, bitcast=True) + (xf.to(tl.int32) << 23)
+    return bits.to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _exp2(x, EMUL: tl.constexpr):
+    """2^x of the probabilities: EMUL 0 all on ex2.approx; 2, 4, 8: one element in every EMUL through the
+    polynomial (_exp2_asm); -1: every element through _exp2_poly (the interpreter's stand-in for 2, 4, 8)."""
+    if EMUL == 0:
+        y = tl.exp2(x)
+    elif EMUL == -1:
+        y = _exp2_poly(x)
+    elif EMUL == 2:
+        y = tl.inline_asm_elementwise(_EXP2_ASM_2, "=f,=f,f,f", [x], dtype=tl.float32, is_pure=True, pack=2)
+    elif EMUL == 4:
+        y = tl.inline_asm_elementwise(_EXP2_ASM_4, "=f,=f,=f,=f,f,f,f,f", [x], dtype=tl.float32, is_pure=True,
+                                      pack=4)
+    else:
+        tl.static_assert(EMUL == 8)
+        y = tl.inline_asm_elementwise(_EXP2_ASM_8, "=f,=f,=f,=f,=f,=f,=f,=f,f,f,f,f,f,f,f,f", [x], dtype=tl.float32,
+                                      is_pure=True, pack=8)
+    return y
+
+
 # ---------------------------------------------------------------------------------------------- forward
+@triton.jit
+def _lazy_rescale(m_i, m_new, l_i, acc, LAZY_TAU: tl.constexpr):
+    """FlashAttention 4's lazy rescaling: the running sums move to a new row max only when some row's max grew by
+    more than LAZY_TAU (log2 units) in this block; otherwise the probabilities stay referenced to the old max, so
+    they reach at most 2^LAZY_TAU (fp32 sums, bf16 P: no range problem) and o = acc / l and lse = m + log2(l) stay
+    exact. Saves the acc * alpha multiplies (D / BLOCK_N per score: 2 at D128, BLOCK_N 64) on nearly every block
+    (with N(0, 1) scores the max settles within the first blocks), for a CTA-wide max per block (a runtime `if`:
+    never inside a warp-specialized loop, which it would unspecialize). Returns the reference max, l, acc."""
+    if tl.max(m_new - m_i, axis=0) > LAZY_TAU:  # the first block always (m_i = -inf)
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha
+        acc = acc * alpha[:, None]
+        m_i = m_new
+    return m_i, l_i, acc
+
+
 @triton.jit
 def _fwd_inner(
     acc,
@@ -168,6 +266,8 @@ def _fwd_inner(
     BLOCK_N: tl.constexpr,
     MASK: tl.constexpr,  # 0: none, 1: causal diagonal (and the sequence end), 2: the sequence end only
     UPCAST_DOT: tl.constexpr,
+    EXP2_EMUL: tl.constexpr,
+    LAZY_TAU: tl.constexpr,
 ):
     for start_n in range(lo, hi, BLOCK_N):
         start_n = tl.multiple_of(start_n, BLOCK_N)
@@ -191,18 +291,26 @@ def _fwd_inner(
                 keep = cols[None, :] < S
             qk = tl.where(keep, qk * qk_scale, float("-inf"))
             m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-            qk = qk - m_new[:, None]
         else:
             # Scale after the max (max(c * x) = c * max(x) for c > 0): the scale and the subtraction fuse into
             # one FMA per score.
             m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+        if LAZY_TAU > 0:
+            m_new, l_i, acc = _lazy_rescale(m_i, m_new, l_i, acc, LAZY_TAU)
+            m_i = m_new
+        if MASK != 0:
+            qk = qk - m_new[:, None]
+        else:
             qk = qk * qk_scale - m_new[:, None]
-        p = tl.exp2(qk)
-        alpha = tl.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None]
+        p = _exp2(qk, EXP2_EMUL)
+        if LAZY_TAU > 0:
+            l_i = l_i + tl.sum(p, axis=1)
+        else:
+            alpha = tl.exp2(m_i - m_new)
+            l_i = l_i * alpha + tl.sum(p, axis=1)
+            acc = acc * alpha[:, None]
+            m_i = m_new
         acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_new
     return acc, l_i, m_i
 
 
@@ -239,6 +347,8 @@ def attention_fwd_kernel(
     UPCAST_DOT: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    EXP2_EMUL: tl.constexpr = 0,
+    LAZY_TAU: tl.constexpr = 0.0,
 ):
     tl.static_assert(BLOCK_M % BLOCK_N == 0)
     if CAUSAL:
@@ -271,14 +381,16 @@ def attention_fwd_kernel(
         # Off-diagonal: keys [0, start_m * BLOCK_M) are all < S and all visible to every query row of the block.
         acc, l_i, m_i = _fwd_inner(acc, l_i, m_i, q, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
                                    offs_m, offs_n, offs_d, 0, start_m * BLOCK_M, S, qk_scale,
-                                   BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+                                   BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT, EXP2_EMUL=EXP2_EMUL,
+                                   LAZY_TAU=LAZY_TAU)
         # Diagonal: the one BLOCK_M-wide band where the causal mask and the end of the sequence cut in. Its
         # first key block holds key start_m * BLOCK_M <= every query row, so m_i is finite before any fully
         # masked row.
         acc, l_i, m_i = _fwd_inner(acc, l_i, m_i, q, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
                                    offs_m, offs_n, offs_d, start_m * BLOCK_M,
                                    tl.minimum((start_m + 1) * BLOCK_M, S), S, qk_scale,
-                                   BLOCK_N=BLOCK_N, MASK=1, UPCAST_DOT=UPCAST_DOT)
+                                   BLOCK_N=BLOCK_N, MASK=1, UPCAST_DOT=UPCAST_DOT, EXP2_EMUL=EXP2_EMUL,
+                                   LAZY_TAU=LAZY_TAU)
     else:
         if EVEN_S:
             full = S
@@ -286,11 +398,13 @@ def attention_fwd_kernel(
             full = (S // BLOCK_N) * BLOCK_N
         acc, l_i, m_i = _fwd_inner(acc, l_i, m_i, q, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
                                    offs_m, offs_n, offs_d, 0, full, S, qk_scale,
-                                   BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+                                   BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT, EXP2_EMUL=EXP2_EMUL,
+                                   LAZY_TAU=LAZY_TAU)
         if not EVEN_S:  # the partial last key block; when S < BLOCK_N it is the only one
             acc, l_i, m_i = _fwd_inner(acc, l_i, m_i, q, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs,
                                        stride_vd, offs_m, offs_n, offs_d, full, S, S, qk_scale,
-                                       BLOCK_N=BLOCK_N, MASK=2, UPCAST_DOT=UPCAST_DOT)
+                                       BLOCK_N=BLOCK_N, MASK=2, UPCAST_DOT=UPCAST_DOT, EXP2_EMUL=EXP2_EMUL,
+                                       LAZY_TAU=LAZY_TAU)
     acc = acc / l_i[:, None]
     o_ptrs = o_ptr + offs_m[:, None] * stride_os + offs_d[None, :] * stride_od
     if EVEN_S:
@@ -312,7 +426,8 @@ def attention_fwd_kernel(
 # each K/V block is loaded once for BLOCK_M rows (as in the plain kernel), and the two halves' QK^T, softmax and
 # PV have no dependence on each other, which leaves the scheduler work to overlap with the other half's exp2.
 @triton.jit
-def _softmax_step(qk, m_i, l_i, acc, offs_m, cols, S, qk_scale, MASK: tl.constexpr):
+def _softmax_step(qk, m_i, l_i, acc, offs_m, cols, S, qk_scale, MASK: tl.constexpr, EXP2_EMUL: tl.constexpr,
+                  LAZY_TAU: tl.constexpr):
     """One score block of one half: new running max, probabilities (exp2, scale folded), rescaled sums."""
     if MASK != 0:
         if MASK == 1:
@@ -321,11 +436,17 @@ def _softmax_step(qk, m_i, l_i, acc, offs_m, cols, S, qk_scale, MASK: tl.constex
             keep = cols[None, :] < S
         qk = tl.where(keep, qk * qk_scale, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-        qk = qk - m_new[:, None]
     else:
         m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+    if LAZY_TAU > 0:
+        m_new, l_i, acc = _lazy_rescale(m_i, m_new, l_i, acc, LAZY_TAU)
+    if MASK != 0:
+        qk = qk - m_new[:, None]
+    else:
         qk = qk * qk_scale - m_new[:, None]
-    p = tl.exp2(qk)
+    p = _exp2(qk, EXP2_EMUL)
+    if LAZY_TAU > 0:
+        return p, m_new, l_i + tl.sum(p, axis=1), acc
     alpha = tl.exp2(m_i - m_new)
     return p, m_new, l_i * alpha + tl.sum(p, axis=1), acc * alpha[:, None]
 
@@ -333,7 +454,8 @@ def _softmax_step(qk, m_i, l_i, acc, offs_m, cols, S, qk_scale, MASK: tl.constex
 @triton.jit
 def _fwd_inner_halves(acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
                       offs_m0, offs_m1, offs_n, offs_d, lo, hi, S, qk_scale, BLOCK_N: tl.constexpr,
-                      MASK: tl.constexpr, UPCAST_DOT: tl.constexpr):
+                      MASK: tl.constexpr, UPCAST_DOT: tl.constexpr, EXP2_EMUL: tl.constexpr,
+                      LAZY_TAU: tl.constexpr):
     for start_n in range(lo, hi, BLOCK_N):
         start_n = tl.multiple_of(start_n, BLOCK_N)
         cols = start_n + offs_n
@@ -350,9 +472,9 @@ def _fwd_inner_halves(acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_k
             v = v.to(tl.float32)
         qk0 = tl.dot(q0, k)
         qk1 = tl.dot(q1, k)
-        p0, m0, l0, acc0 = _softmax_step(qk0, m0, l0, acc0, offs_m0, cols, S, qk_scale, MASK)
+        p0, m0, l0, acc0 = _softmax_step(qk0, m0, l0, acc0, offs_m0, cols, S, qk_scale, MASK, EXP2_EMUL, LAZY_TAU)
         acc0 = tl.dot(p0.to(v.dtype), v, acc0)
-        p1, m1, l1, acc1 = _softmax_step(qk1, m1, l1, acc1, offs_m1, cols, S, qk_scale, MASK)
+        p1, m1, l1, acc1 = _softmax_step(qk1, m1, l1, acc1, offs_m1, cols, S, qk_scale, MASK, EXP2_EMUL, LAZY_TAU)
         acc1 = tl.dot(p1.to(v.dtype), v, acc1)
     return acc0, l0, m0, acc1, l1, m1
 
@@ -382,7 +504,8 @@ def attention_fwd_split_kernel(
     stride_ob, stride_oh, stride_os, stride_od,
     H, S, qk_scale,
     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, EVEN_S: tl.constexpr, STORE_LSE: tl.constexpr,
-    UPCAST_DOT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    UPCAST_DOT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, EXP2_EMUL: tl.constexpr = 0,
+    LAZY_TAU: tl.constexpr = 0.0,
 ):
     """attention_fwd_kernel's tile (same arguments, same causal split) as two BLOCK_M // 2-row halves."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0)
@@ -427,11 +550,11 @@ def attention_fwd_split_kernel(
         acc0, l0, m0, acc1, l1, m1 = _fwd_inner_halves(
             acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
             offs_m0, offs_m1, offs_n, offs_d, 0, start_m * BLOCK_M, S, qk_scale,
-            BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+            BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT, EXP2_EMUL=EXP2_EMUL, LAZY_TAU=LAZY_TAU)
         acc0, l0, m0, acc1, l1, m1 = _fwd_inner_halves(
             acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
             offs_m0, offs_m1, offs_n, offs_d, start_m * BLOCK_M, tl.minimum((start_m + 1) * BLOCK_M, S), S,
-            qk_scale, BLOCK_N=BLOCK_N, MASK=1, UPCAST_DOT=UPCAST_DOT)
+            qk_scale, BLOCK_N=BLOCK_N, MASK=1, UPCAST_DOT=UPCAST_DOT, EXP2_EMUL=EXP2_EMUL, LAZY_TAU=LAZY_TAU)
     else:
         if EVEN_S:
             full = S
@@ -439,12 +562,13 @@ def attention_fwd_split_kernel(
             full = (S // BLOCK_N) * BLOCK_N
         acc0, l0, m0, acc1, l1, m1 = _fwd_inner_halves(
             acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
-            offs_m0, offs_m1, offs_n, offs_d, 0, full, S, qk_scale, BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+            offs_m0, offs_m1, offs_n, offs_d, 0, full, S, qk_scale, BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT,
+            EXP2_EMUL=EXP2_EMUL, LAZY_TAU=LAZY_TAU)
         if not EVEN_S:
             acc0, l0, m0, acc1, l1, m1 = _fwd_inner_halves(
                 acc0, l0, m0, acc1, l1, m1, q0, q1, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
                 offs_m0, offs_m1, offs_n, offs_d, full, S, S, qk_scale, BLOCK_N=BLOCK_N, MASK=2,
-                UPCAST_DOT=UPCAST_DOT)
+                UPCAST_DOT=UPCAST_DOT, EXP2_EMUL=EXP2_EMUL, LAZY_TAU=LAZY_TAU)
     _store_half(acc0, l0, m0, o_ptr, lse_ptr, offs_m0, offs_d, stride_os, stride_od, S, EVEN_S, STORE_LSE)
     _store_half(acc1, l1, m1, o_ptr, lse_ptr, offs_m1, offs_d, stride_os, stride_od, S, EVEN_S, STORE_LSE)
 
@@ -473,24 +597,25 @@ def _tma_load(desc, off_b, off_h, row, BLOCK: tl.constexpr, HEAD_DIM: tl.constex
 
 @triton.jit
 def _fwd_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, start_n, S, qk_scale,
-                   HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr, DESC_4D: tl.constexpr):
+                   HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr, DESC_4D: tl.constexpr,
+                   EXP2_EMUL: tl.constexpr):
     """One key block of the online softmax (MASK as in _fwd_inner); the body of the key loop and of the
     straight-line diagonal / tail blocks."""
     k = _tma_load(k_desc, off_b, off_h, row0 + start_n, BLOCK_N, HEAD_DIM, DESC_4D)
     qk = tl.dot(q, tl.trans(k))
-    if MASK != 0:
-        cols = start_n + tl.arange(0, BLOCK_N)
-        if MASK == 1:
-            keep = (offs_m[:, None] >= cols[None, :]) & (cols[None, :] < S)
-        else:
-            keep = cols[None, :] < S
-        qk = tl.where(keep, qk * qk_scale, float("-inf"))
+    if MASK == 1:
+        # Causal: one compare and one select per score, then the unmasked arithmetic (the specialized loop masks
+        # every block, so this is on the hot path; it was compare, and, multiply, select, subtract in round 5).
+        # No sequence-end term: a row < S sees only keys <= row < S; rows >= S are never stored.
+        qk = tl.where(offs_m[:, None] >= (start_n + tl.arange(0, BLOCK_N))[None, :], qk, float("-inf"))
+    if MASK == 2:
+        qk = tl.where((start_n + tl.arange(0, BLOCK_N))[None, :] < S, qk * qk_scale, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(qk, axis=1))
         qk = qk - m_new[:, None]
-    else:
+    else:  # -inf * qk_scale - m_new = -inf where masked; every row's first block has a visible key
         m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
         qk = qk * qk_scale - m_new[:, None]
-    p = tl.exp2(qk)
+    p = _exp2(qk, EXP2_EMUL)
     alpha = tl.exp2(m_i - m_new)
     l_i = l_i * alpha + tl.sum(p, axis=1)
     acc = acc * alpha[:, None]
@@ -503,7 +628,7 @@ def _fwd_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m,
 def _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, off_bh, H, S, qk_scale,
                   HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, STORE_LSE: tl.constexpr, DESC_4D: tl.constexpr,
                   WARP_SPECIALIZE: tl.constexpr, EVEN_N: tl.constexpr, BLOCK_M: tl.constexpr,
-                  BLOCK_N: tl.constexpr):
+                  BLOCK_N: tl.constexpr, EXP2_EMUL: tl.constexpr):
     """One (query block, batch x head) tile of the forward.
 
     One key loop only. Without warp specialization it covers the unmasked blocks and the masked causal diagonal
@@ -547,7 +672,7 @@ def _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, off_bh, H, S
         start_n = tl.multiple_of(start_n, BLOCK_N)
         acc, l_i, m_i = _fwd_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, start_n, S,
                                        qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=LOOP_MASK,
-                                       DESC_4D=DESC_4D)
+                                       DESC_4D=DESC_4D, EXP2_EMUL=EXP2_EMUL)
     if not WARP_SPECIALIZE:
         if CAUSAL:
             # The diagonal band, unrolled. Its first block holds key start_m * BLOCK_M <= every row, so m_i is
@@ -555,10 +680,11 @@ def _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, off_bh, H, S
             for j in tl.static_range(BLOCK_M // BLOCK_N):
                 acc, l_i, m_i = _fwd_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m,
                                                hi + j * BLOCK_N, S, qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N,
-                                               MASK=1, DESC_4D=DESC_4D)
+                                               MASK=1, DESC_4D=DESC_4D, EXP2_EMUL=EXP2_EMUL)
         elif not EVEN_N:  # the partial last key block (4-D descriptors only: 2-D needs S % BLOCK_M == 0)
             acc, l_i, m_i = _fwd_tma_block(acc, l_i, m_i, q, k_desc, v_desc, off_b, off_h, row0, offs_m, hi, S,
-                                           qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=2, DESC_4D=DESC_4D)
+                                           qk_scale, HEAD_DIM=HEAD_DIM, BLOCK_N=BLOCK_N, MASK=2, DESC_4D=DESC_4D,
+                                           EXP2_EMUL=EXP2_EMUL)
     acc = acc / l_i[:, None]
     out = acc.to(o_desc.dtype)
     if DESC_4D:
@@ -614,6 +740,7 @@ def attention_fwd_tma_kernel(
     EVEN_N: tl.constexpr,  # S % BLOCK_N == 0
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    EXP2_EMUL: tl.constexpr = 0,
 ):
     tl.static_assert(BLOCK_M % BLOCK_N == 0)
     BH = B * H
@@ -632,7 +759,8 @@ def attention_fwd_tma_kernel(
                 start_m = n_m - 1 - start_m
             _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, tile % BH, H, S, qk_scale,
                           HEAD_DIM=HEAD_DIM, CAUSAL=CAUSAL, STORE_LSE=STORE_LSE, DESC_4D=DESC_4D,
-                          WARP_SPECIALIZE=WARP_SPECIALIZE, EVEN_N=EVEN_N, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+                          WARP_SPECIALIZE=WARP_SPECIALIZE, EVEN_N=EVEN_N, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                          EXP2_EMUL=EXP2_EMUL)
     else:
         if CAUSAL:
             start_m = tl.num_programs(0) - 1 - tl.program_id(0)
@@ -640,7 +768,8 @@ def attention_fwd_tma_kernel(
             start_m = tl.program_id(0)
         _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, tl.program_id(1), H, S, qk_scale,
                       HEAD_DIM=HEAD_DIM, CAUSAL=CAUSAL, STORE_LSE=STORE_LSE, DESC_4D=DESC_4D,
-                      WARP_SPECIALIZE=WARP_SPECIALIZE, EVEN_N=EVEN_N, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+                      WARP_SPECIALIZE=WARP_SPECIALIZE, EVEN_N=EVEN_N, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+                      EXP2_EMUL=EXP2_EMUL)
 
 
 def tma_supported(q: torch.Tensor) -> bool:
@@ -664,20 +793,25 @@ def tma_refusal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: FwdPlan
     return None
 
 
-_ALLOCATOR_SET = False
-
-
 def _scratch(size: int, alignment: int, stream) -> torch.Tensor:
     """Global-memory scratch for in-kernel descriptors (triton.set_allocator)."""
     return torch.empty(size, dtype=torch.int8, device="cuda")
 
 
-def _set_allocator(q: torch.Tensor) -> None:
-    """In-kernel descriptors need Triton's scratch allocator, set once per process."""
-    global _ALLOCATOR_SET
-    if not _ALLOCATOR_SET and q.is_cuda:
+try:  # where Triton keeps the allocator: a ContextVar (3.6 through 3.9), so each thread starts without one
+    from triton.runtime._allocation import NullAllocator as _NullAllocator
+    from triton.runtime._allocation import _allocator as _ALLOCATOR_VAR
+except ImportError:  # another layout: set ours before every device-descriptor launch
+    _NullAllocator = _ALLOCATOR_VAR = None
+
+
+def _ensure_allocator(q: torch.Tensor) -> None:
+    """In-kernel descriptors need Triton's scratch allocator in the launching thread. Triton's is a ContextVar:
+    set in the main thread, it is still unset in autograd's backward thread (round 5's fwd+bwd rows failed with
+    "no allocator was set"), so this runs before every launch that builds descriptors, and keeps an allocator the
+    caller set in this thread."""
+    if q.is_cuda and (_ALLOCATOR_VAR is None or isinstance(_ALLOCATOR_VAR.get(), _NullAllocator)):
         triton.set_allocator(_scratch)
-        _ALLOCATOR_SET = True
 
 
 def _forward_tma(q, k, v, o, lse, causal: bool, plan: FwdPlan):
@@ -685,7 +819,7 @@ def _forward_tma(q, k, v, o, lse, causal: bool, plan: FwdPlan):
     Checks nothing: forward() asks tma_refusal first (tests run this launch under the interpreter directly)."""
     B, H, S, D = q.shape
     if plan.device_desc:
-        _set_allocator(q)
+        _ensure_allocator(q)
 
         def make(t, block):  # the kernel builds the descriptor from the tensor and its strides
             return t
@@ -708,7 +842,7 @@ def _forward_tma(q, k, v, o, lse, causal: bool, plan: FwdPlan):
         B, H, S, LOG2E / math.sqrt(D), HEAD_DIM=D, CAUSAL=causal, STORE_LSE=lse is not None,
         DESC_4D=plan.desc == "4d", DEVICE_DESC=plan.device_desc, WARP_SPECIALIZE=plan.ws,
         PERSISTENT=bool(plan.persistent), EVEN_N=S % plan.block_n == 0, BLOCK_M=plan.block_m,
-        BLOCK_N=plan.block_n, num_warps=plan.warps, num_stages=plan.stages, **extra)
+        BLOCK_N=plan.block_n, EXP2_EMUL=_exp2_emul(plan), num_warps=plan.warps, num_stages=plan.stages, **extra)
 
 
 # --------------------------------------------------------------------------------------------- backward
@@ -769,6 +903,7 @@ def _dkdv_inner(
     CAUSAL_MASK: tl.constexpr,
     EVEN_S: tl.constexpr,
     UPCAST_DOT: tl.constexpr,
+    EXP2_EMUL: tl.constexpr,
 ):
     offs_m0 = tl.arange(0, BLOCK_M)
     for start_m in range(lo, hi, BLOCK_M):
@@ -792,7 +927,7 @@ def _dkdv_inner(
             qT = qT.to(tl.float32)
             do = do.to(tl.float32)
         # Transposed scores (keys x queries): the program's keys stay in registers, the queries stream.
-        pT = tl.exp2(tl.dot(k, qT) * qk_scale - lse[None, :])
+        pT = _exp2(tl.dot(k, qT) * qk_scale - lse[None, :], EXP2_EMUL)
         if CAUSAL_MASK:
             pT = tl.where(offs_m[None, :] >= offs_n[:, None], pT, 0.0)
         dv = tl.dot(pT.to(do.dtype), do, dv)
@@ -846,6 +981,7 @@ def attention_bwd_dkdv_kernel(
     UPCAST_DOT: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    EXP2_EMUL: tl.constexpr = 0,
 ):
     tl.static_assert(BLOCK_N % BLOCK_M == 0)
     start_n = tl.program_id(0)
@@ -878,15 +1014,18 @@ def attention_bwd_dkdv_kernel(
         # Diagonal band: queries [lo, lo + BLOCK_N) see only part of this key block.
         dk, dv = _dkdv_inner(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, stride_qs, stride_qd, stride_dos,
                              stride_dod, offs_n, offs_d, lo, lo + BLOCK_N, S, qk_scale,
-                             BLOCK_M=BLOCK_M, CAUSAL_MASK=True, EVEN_S=EVEN_S, UPCAST_DOT=UPCAST_DOT)
+                             BLOCK_M=BLOCK_M, CAUSAL_MASK=True, EVEN_S=EVEN_S, UPCAST_DOT=UPCAST_DOT,
+                             EXP2_EMUL=EXP2_EMUL)
         # Below the band every query sees every key of the block.
         dk, dv = _dkdv_inner(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, stride_qs, stride_qd, stride_dos,
                              stride_dod, offs_n, offs_d, lo + BLOCK_N, S, S, qk_scale,
-                             BLOCK_M=BLOCK_M, CAUSAL_MASK=False, EVEN_S=EVEN_S, UPCAST_DOT=UPCAST_DOT)
+                             BLOCK_M=BLOCK_M, CAUSAL_MASK=False, EVEN_S=EVEN_S, UPCAST_DOT=UPCAST_DOT,
+                             EXP2_EMUL=EXP2_EMUL)
     else:
         dk, dv = _dkdv_inner(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, stride_qs, stride_qd, stride_dos,
                              stride_dod, offs_n, offs_d, 0, S, S, qk_scale,
-                             BLOCK_M=BLOCK_M, CAUSAL_MASK=False, EVEN_S=EVEN_S, UPCAST_DOT=UPCAST_DOT)
+                             BLOCK_M=BLOCK_M, CAUSAL_MASK=False, EVEN_S=EVEN_S, UPCAST_DOT=UPCAST_DOT,
+                             EXP2_EMUL=EXP2_EMUL)
     dk *= sm_scale
     dk_ptrs = dk_ptr + off_b * stride_dkb + off_h * stride_dkh + offs_n[:, None] * stride_dks \
         + offs_d[None, :] * stride_dkd
@@ -922,6 +1061,7 @@ def _dq_inner(
     BLOCK_N: tl.constexpr,
     MASK: tl.constexpr,  # 0: none, 1: causal diagonal (and the sequence end), 2: the sequence end only
     UPCAST_DOT: tl.constexpr,
+    EXP2_EMUL: tl.constexpr,
 ):
     offs_n0 = tl.arange(0, BLOCK_N)
     for start_n in range(lo, hi, BLOCK_N):
@@ -938,7 +1078,7 @@ def _dq_inner(
         if UPCAST_DOT:
             kT = kT.to(tl.float32)
             vT = vT.to(tl.float32)
-        p = tl.exp2(tl.dot(q, kT) * qk_scale - lse[:, None])
+        p = _exp2(tl.dot(q, kT) * qk_scale - lse[:, None], EXP2_EMUL)
         if MASK == 1:
             p = tl.where(offs_m[:, None] >= cols[None, :], p, 0.0)
         elif MASK == 2:
@@ -988,6 +1128,7 @@ def attention_bwd_dq_kernel(
     UPCAST_DOT: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    EXP2_EMUL: tl.constexpr = 0,
 ):
     tl.static_assert(BLOCK_M % BLOCK_N == 0)
     if CAUSAL:
@@ -1025,20 +1166,23 @@ def attention_bwd_dq_kernel(
     if CAUSAL:
         # Keys [0, start_m * BLOCK_M) are all < S and visible to every row; then the diagonal band.
         dq = _dq_inner(dq, q, do, lse, delta, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd, offs_m,
-                       offs_d, 0, start_m * BLOCK_M, S, qk_scale, BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+                       offs_d, 0, start_m * BLOCK_M, S, qk_scale, BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT,
+                       EXP2_EMUL=EXP2_EMUL)
         dq = _dq_inner(dq, q, do, lse, delta, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd, offs_m,
                        offs_d, start_m * BLOCK_M, tl.minimum((start_m + 1) * BLOCK_M, S), S, qk_scale,
-                       BLOCK_N=BLOCK_N, MASK=1, UPCAST_DOT=UPCAST_DOT)
+                       BLOCK_N=BLOCK_N, MASK=1, UPCAST_DOT=UPCAST_DOT, EXP2_EMUL=EXP2_EMUL)
     else:
         if EVEN_S:
             full = S
         else:
             full = (S // BLOCK_N) * BLOCK_N
         dq = _dq_inner(dq, q, do, lse, delta, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd, offs_m,
-                       offs_d, 0, full, S, qk_scale, BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT)
+                       offs_d, 0, full, S, qk_scale, BLOCK_N=BLOCK_N, MASK=0, UPCAST_DOT=UPCAST_DOT,
+                       EXP2_EMUL=EXP2_EMUL)
         if not EVEN_S:
             dq = _dq_inner(dq, q, do, lse, delta, k_ptr, v_ptr, stride_ks, stride_kd, stride_vs, stride_vd,
-                           offs_m, offs_d, full, S, S, qk_scale, BLOCK_N=BLOCK_N, MASK=2, UPCAST_DOT=UPCAST_DOT)
+                           offs_m, offs_d, full, S, S, qk_scale, BLOCK_N=BLOCK_N, MASK=2, UPCAST_DOT=UPCAST_DOT,
+                           EXP2_EMUL=EXP2_EMUL)
     dq *= sm_scale
     dq_ptrs = dq_ptr + off_b * stride_dqb + off_h * stride_dqh + offs_m[:, None] * stride_dqs \
         + offs_d[None, :] * stride_dqd
@@ -1053,21 +1197,21 @@ def attention_bwd_dq_kernel(
 # bwd_tma_refusal checks), optionally warp-specialized (Triton's Hopper pass then runs a TMA producer warpgroup and
 # two consumer warpgroups sharing the BLOCK_N key rows), optionally with dQ fused in (FUSED_DQ: each (key block,
 # query block) step adds its dS K into an fp32 dQ through a TMA reduce, cp.reduce.async.bulk, as FlashAttention 2
-# and 3 do, or through vector atomics; 5 matmuls per step instead of the 4 + 3 of the dK/dV and dQ kernels). What the pass accepts
-# (measured on the CPU sm_90 compile, Triton 3.6 and 3.9): this loop with FUSED_DQ off; not with FUSED_DQ on (the
-# reduce inside a specialized loop); the dQ loop (attention_bwd_dq_tma_kernel) only with its rows' log-sum-exp and
-# delta carried through the loop (see there).
+# and 3 do, or through vector atomics; 5 matmuls per step instead of the 4 + 3 of the dK/dV and dQ kernels). What
+# the pass accepts (measured on the CPU sm_90 compile, Triton 3.6 and 3.9): this loop with FUSED_DQ off; not with
+# FUSED_DQ on (the reduce inside a specialized loop); the dQ loop (attention_bwd_dq_tma_kernel) only with its rows'
+# log-sum-exp and delta carried through the loop (see there).
 @triton.jit
 def _dkdv_tma_block(dk, dv, k, v, q_desc, do_desc, dq_desc, dq_ptr, lse_ptr, delta_ptr, row0, start_m, offs_n,
                     qk_scale, sm_scale, HEAD_DIM: tl.constexpr, MASK: tl.constexpr, FUSED_DQ: tl.constexpr,
-                    BLOCK_M: tl.constexpr):
+                    BLOCK_M: tl.constexpr, EXP2_EMUL: tl.constexpr):
     """One query block's contribution to the key block's dK, dV (and, FUSED_DQ, its dQ rows)."""
     offs_m = start_m + tl.arange(0, BLOCK_M)
     q = q_desc.load([row0 + start_m, 0])
     do = do_desc.load([row0 + start_m, 0])
     lse = tl.load(lse_ptr + row0 + offs_m)
     delta = tl.load(delta_ptr + row0 + offs_m)
-    pT = tl.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :])
+    pT = _exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :], EXP2_EMUL)
     if MASK:
         pT = tl.where(offs_m[None, :] >= offs_n[:, None], pT, 0.0)
     dv = tl.dot(pT.to(do.dtype), do, dv)
@@ -1087,7 +1231,7 @@ def _dkdv_tma_block(dk, dv, k, v, q_desc, do_desc, dq_desc, dq_ptr, lse_ptr, del
 def attention_bwd_dkdv_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, dq_ptr, S,
                                   qk_scale, sm_scale, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
                                   WARP_SPECIALIZE: tl.constexpr, FUSED_DQ: tl.constexpr, BLOCK_M: tl.constexpr,
-                                  BLOCK_N: tl.constexpr):
+                                  BLOCK_N: tl.constexpr, EXP2_EMUL: tl.constexpr = 0):
     """A program per (key block, batch x head): dK, dV of BLOCK_N keys; FUSED_DQ 1 (TMA reduces) or 2 (vector
     atomics) also adds each query block's dQ share into dq_ptr (fp32 zeros)."""
     tl.static_assert(BLOCK_N % BLOCK_M == 0)
@@ -1118,7 +1262,7 @@ def attention_bwd_dkdv_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_pt
         for start_m in tl.range(start_n, start_n + BLOCK_N, BLOCK_M):
             dk, dv = _dkdv_tma_block(dk, dv, k, v, q_desc, do_desc, dq_desc, dq_ptr, lse_ptr, delta_ptr, row0,
                                      start_m, offs_n, qk_scale, sm_scale, HEAD_DIM=HEAD_DIM, MASK=True,
-                                     FUSED_DQ=FUSED_DQ, BLOCK_M=BLOCK_M)
+                                     FUSED_DQ=FUSED_DQ, BLOCK_M=BLOCK_M, EXP2_EMUL=EXP2_EMUL)
         lo = start_n + BLOCK_N
         LOOP_MASK: tl.constexpr = False
     elif CAUSAL:  # one loop, masked throughout (the specialized loop must be the kernel's only one)
@@ -1131,7 +1275,7 @@ def attention_bwd_dkdv_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_pt
         start_m = tl.multiple_of(start_m, BLOCK_M)
         dk, dv = _dkdv_tma_block(dk, dv, k, v, q_desc, do_desc, dq_desc, dq_ptr, lse_ptr, delta_ptr, row0, start_m,
                                  offs_n, qk_scale, sm_scale, HEAD_DIM=HEAD_DIM, MASK=LOOP_MASK, FUSED_DQ=FUSED_DQ,
-                                 BLOCK_M=BLOCK_M)
+                                 BLOCK_M=BLOCK_M, EXP2_EMUL=EXP2_EMUL)
     dk_desc.store([row0 + start_n, 0], (dk * sm_scale).to(dk_desc.dtype))
     dv_desc.store([row0 + start_n, 0], dv.to(dv_desc.dtype))
 
@@ -1139,7 +1283,7 @@ def attention_bwd_dkdv_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_pt
 @triton.jit
 def attention_bwd_dq_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, S, qk_scale, sm_scale,
                                 HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
-                                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, EXP2_EMUL: tl.constexpr = 0):
     """A program per (query block, batch x head): dQ of BLOCK_M queries over descriptors, one key loop (masked
     throughout when causal, as the specialized forward)."""
     tl.static_assert(BLOCK_M % BLOCK_N == 0)
@@ -1178,7 +1322,7 @@ def attention_bwd_dq_tma_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr,
         anchor = tl.max(qk, axis=1) * 0.0
         lse = lse + anchor
         delta = delta + anchor
-        p = tl.exp2(qk * qk_scale - lse[:, None])
+        p = _exp2(qk * qk_scale - lse[:, None], EXP2_EMUL)
         if CAUSAL:
             p = tl.where(offs_m[:, None] >= (start_n + tl.arange(0, BLOCK_N))[None, :], p, 0.0)
         ds = p * (tl.dot(do, tl.trans(v)) - delta[:, None])
@@ -1219,6 +1363,15 @@ def _launch(kernel, tuned, config: tuple[int, int, int, int] | None, grid, *args
                         **extra)
 
 
+def _exp2_emul(plan: FwdPlan | BwdPlan | None) -> int:
+    """The kernels' EXP2_EMUL for `plan`: its emul (0, 2, 4, 8), or -1 under the interpreter, which runs no
+    inline PTX (every exponential through the same polynomial in plain Triton)."""
+    emul = 0 if plan is None else plan.emul
+    if emul not in (0, 2, 4, 8):
+        raise ValueError(f"{type(plan).__name__}.emul must be 0, 2, 4 or 8, got {emul!r}")
+    return -1 if emul and _INTERPRET else emul
+
+
 def plan_for(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> FwdPlan | None:
     """The forward plan these tensors run: FWD_PLANS's entry (a "tma" one only where TMA can run, else
     PTR_FALLBACK), None under the interpreter or for an unplanned D (autotuned pointer kernel)."""
@@ -1244,6 +1397,8 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = Tr
         return o, lse
     if plan is None:
         plan = plan_for(q, k, v, causal)
+    if plan is not None and plan.kind == "tma" and plan.lazy:
+        raise ValueError(f"{plan}: lazy rescaling is for 'ptr' and 'split' plans (a runtime branch in the loop)")
     if plan is not None and plan.kind == "tma":
         why = tma_refusal(q, k, v, plan)
         if why is not None:
@@ -1261,7 +1416,9 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = Tr
     compiled = _launch(kernel, _fwd_tuned, config, grid, q, k, v, o, lse if store_lse else o,
                        *q.stride(), *k.stride(), *v.stride(), *o.stride(), H, S, LOG2E / math.sqrt(D),
                        maxnreg=None if plan is None else plan.maxnreg, HEAD_DIM=D, CAUSAL=causal,
-                       EVEN_S=_even(S, config), STORE_LSE=store_lse, UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
+                       EVEN_S=_even(S, config), STORE_LSE=store_lse,
+                       UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16,
+                       EXP2_EMUL=_exp2_emul(plan), LAZY_TAU=0.0 if plan is None else float(plan.lazy))
     if plan is not None:
         LAST_COMPILED = compiled
     return o, lse
@@ -1292,25 +1449,26 @@ def bwd_tma_refusal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, plan: Bwd
 def _dkdv_tma(q, k, v, do, lse, delta, dk, dv, dq_acc, causal: bool, plan: BwdPlan):
     """Launch attention_bwd_dkdv_tma_kernel as `plan` says (dq_acc: fp32 zeros with fused_dq); the compiled kernel.
     Checks nothing: backward() asks bwd_tma_refusal first (tests run this launch under the interpreter directly)."""
-    _set_allocator(q)
+    _ensure_allocator(q)
     B, H, S, D = q.shape
     block_m, block_n, warps, stages = plan.dkdv
     sm_scale = 1.0 / math.sqrt(D)
     return attention_bwd_dkdv_tma_kernel[(S // block_n, B * H)](
         q, k, v, do, lse, delta, dk, dv, dq_acc, S, sm_scale * LOG2E, sm_scale, HEAD_DIM=D, CAUSAL=causal,
-        WARP_SPECIALIZE=plan.ws, FUSED_DQ=2 if _INTERPRET and plan.fused_dq == 1 else plan.fused_dq, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps,
-        num_stages=stages)
+        WARP_SPECIALIZE=plan.ws, FUSED_DQ=2 if _INTERPRET and plan.fused_dq == 1 else plan.fused_dq,
+        BLOCK_M=block_m, BLOCK_N=block_n, EXP2_EMUL=_exp2_emul(plan), num_warps=warps, num_stages=stages)
 
 
 def _dq_tma(q, k, v, do, lse, delta, dq, causal: bool, plan: BwdPlan):
     """Launch attention_bwd_dq_tma_kernel, warp-specialized, at plan.dq (as _dkdv_tma: checks nothing)."""
-    _set_allocator(q)
+    _ensure_allocator(q)
     B, H, S, D = q.shape
     block_m, block_n, warps, stages = plan.dq
     sm_scale = 1.0 / math.sqrt(D)
     return attention_bwd_dq_tma_kernel[(S // block_m, B * H)](
         q, k, v, do, lse, delta, dq, S, sm_scale * LOG2E, sm_scale, HEAD_DIM=D, CAUSAL=causal,
-        WARP_SPECIALIZE=True, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages)
+        WARP_SPECIALIZE=True, BLOCK_M=block_m, BLOCK_N=block_n, EXP2_EMUL=_exp2_emul(plan), num_warps=warps,
+        num_stages=stages)
 
 
 def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
@@ -1352,7 +1510,8 @@ def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
     if plan is not None:
         dkdv_config = plan.dkdv if dkdv_config is None else dkdv_config
         dq_config = plan.dq if dq_config is None else dq_config
-    meta = dict(HEAD_DIM=D, CAUSAL=causal, UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16)
+    meta = dict(HEAD_DIM=D, CAUSAL=causal, UPCAST_DOT=_INTERPRET and q.dtype == torch.bfloat16,
+                EXP2_EMUL=_exp2_emul(plan))
 
     def grid_n(m: dict) -> tuple[int, int]:
         return (triton.cdiv(S, m["BLOCK_N"]), B * H)
