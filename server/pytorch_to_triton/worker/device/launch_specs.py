@@ -36,17 +36,22 @@ class LaunchSpec:
     autotuned: bool = False  # an @triton.autotune wrapper chose the launch's config (compile every config offered)
     heuristics: dict[str, Any] = field(default_factory=dict)  # values @triton.heuristics computed for this launch
     error: str | None = None  # why no specialisation could be taken (a note, not a failure)
+    full_size: bool = False  # taken by the dry run at the problem's full size (dry_launch.py), not a case that ran
 
     def key(self) -> str:
         """Triton's cache key for this launch in a stable text form (same key, same binary)."""
         return json.dumps([self.file, self.qualname, self.params, sorted(self.options.items())], sort_keys=True,
                           default=str)
 
+    def short_key(self) -> str:
+        """A short hash of key(): how a compile row names the specialisation it belongs to."""
+        return hashlib.sha1(self.key().encode()).hexdigest()[:16]
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON the compile child reads."""
         return {"kernel": self.kernel, "qualname": self.qualname, "module": self.module, "file": self.file,
                 "params": self.params, "options": self.options, "autotuned": self.autotuned,
-                "heuristics": self.heuristics}
+                "heuristics": self.heuristics, "full_size": self.full_size}
 
 
 def _value(v: Any) -> Any:
