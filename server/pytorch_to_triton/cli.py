@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, gpu_targets
 from .errors import P2TError
 
 
@@ -90,6 +90,10 @@ def _validation_text(rep: Any) -> str:
             lines.append(f"  [robustness: {r.title}] {r.check} on {r.case}: {r.message}  -> {r.fix}")
         for n in cand.notes[:5]:
             lines.append(f"  note: {n}")
+        table = gpu_targets.config_table([(Path(cand.candidate).name, (cand.model_extra or {}).get("target_compile")
+                                           or getattr(cand, "target_compile", None))])
+        if table:  # every config compiled for the target, in one table (issue 46)
+            lines += ["", *("  " + ln for ln in table), ""]
         if cand.error and cand.error.get("traceback"):
             lines.append("  " + cand.error["traceback"].replace("\n", "\n  "))
     lines.append(f"reproduce: {rep.reproduce}")
@@ -147,8 +151,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     finally:
         svc.close()
     if (rep.model_extra or {}).get("estimate") is not None:  # no GPU: the roofline ESTIMATE table, not timings
-        _emit(args, rep, "\n".join([rep.verdict, "", rep.summary, "", f"note: {rep.notes[-1]}" if rep.notes else "",
-                                     f"reproduce: {rep.reproduce}"]))
+        _emit(args, rep, "\n".join([rep.verdict, "", rep.summary, "", f"reproduce: {rep.reproduce}"]))
     else:
         _emit(args, rep, _bench_text(rep))
     return 0 if rep.ok else 1

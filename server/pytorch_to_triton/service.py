@@ -329,6 +329,8 @@ class Service:
                    "candidate_entry": candidate_entry, "dtype": dtype, "cases": _cases(cases), "sweep": sweep,
                    "sizes": check_sizes(sizes) if sizes else None}
             est.update({k: v for k, v in side_args.items() if k in ("bytes_expr", "flops_expr") and v})
+            if side_args.get("sizes_interpreter"):
+                est["sizes_interpreter"] = check_sizes(side_args["sizes_interpreter"], "sizes.interpreter")
             report = no_gpu_benchmark(self, ref, cand_paths, est, gpu, timeout_s, on_event, cancel)
             if side is not None:
                 report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
