@@ -93,10 +93,15 @@ def test_the_program_lattice_weighs_every_program_once() -> None:
     for grid, cap in (((1000, 1, 1), 16), ((16, 11, 1), 16), ((37, 5, 3), 8), ((7, 1, 1), 1), ((2, 3, 4), 64)):
         plan = lattice(grid, cap)
         assert len(plan) <= max(cap, 1) and plan[0][0] == tuple(n - 1 for n in grid)  # the last program first
-        assert sum(w for _, w in plan) == pytest.approx(grid[0] * grid[1] * grid[2])
-    # linear work in the program id (causal attention): the interior's three points give its mean exactly
+        assert sum(w for _, w, _ in plan) == pytest.approx(grid[0] * grid[1] * grid[2])
+        assert sum(c for _, _, c in plan) == pytest.approx(grid[0] * grid[1] * grid[2])  # the coarse weights too
+    # linear work in the program id (causal attention): the interior's three points give its mean exactly, and so
+    # does the middle program alone (the coarse sum): no sampling error; quadratic work shows one
     plan = lattice((1000, 1, 1), 16)
-    assert sum(w * (x + 1) for (x, _, _), w in plan) == pytest.approx(sum(range(1, 1001)))
+    assert sum(w * (x + 1) for (x, _, _), w, _ in plan) == pytest.approx(sum(range(1, 1001)))
+    assert sum(c * (x + 1) for (x, _, _), _, c in plan) == pytest.approx(sum(range(1, 1001)))
+    fine = sum(w * x * x for (x, _, _), w, _ in plan)
+    assert abs(fine - sum(c * x * x for (x, _, _), _, c in plan)) / fine > 0.1
 
 
 def test_grid_limits_and_view_extents() -> None:

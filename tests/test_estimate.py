@@ -330,8 +330,9 @@ def test_a_candidate_that_fails_is_a_row_not_an_estimate() -> None:
 def _launch(load: float, dots: dict[str, float] | None = None, programs: int = 100000, **kw: Any) -> dict[str, Any]:
     return {"kernel": "k", "repeats": 1, "grid": [programs, 1, 1], "programs": programs, "sampled": 4, "planned": 4,
             "sample_error": 0.0, "options": {"num_warps": 4}, "unique_bytes": load,
-            "counts": {"load_bytes": load, "store_bytes": 0.0, "dot_flops": dots or {}, "ew_flops": 0.0,
-                       "sfu_ops": 0.0, "dot_tile": [128, 128, 64], "program_unique_bytes": load}, **kw}
+            "counts": {"load_bytes": load, "store_bytes": 0.0, "loads": load / 1024, "stores": 0.0,
+                       "dot_flops": dots or {}, "ew_flops": 0.0, "sfu_ops": 0.0, "dot_tile": [128, 128, 64],
+                       "program_unique_bytes": load}, **kw}
 
 
 def test_the_model_sums_launches_keeps_the_fastest_config_and_ties_inside_the_error() -> None:
@@ -357,9 +358,10 @@ def test_a_grid_smaller_than_the_gpu_cannot_reach_its_bandwidth() -> None:
     from pytorch_to_triton.roofline_estimate import launch_time
 
     h100 = gpu_peaks.lookup("h100")
-    wide = launch_time(_launch(1e9, programs=100000), h100)
-    serial = launch_time(_launch(1e9, programs=1), h100)
-    assert serial["bound"] == "latency" and serial["est_us"] > 50 * wide["est_us"]
+    wide = launch_time(_launch(1e9, programs=100000), h100)  # 1 KB per load, 16 programs per SM: saturated
+    serial = launch_time(_launch(1e9, programs=1), h100)  # one program's 1 KB loads on one SM
+    assert wide["bound"] == "memory" and wide["parallelism"] == 1.0
+    assert serial["bound"] == "latency" and serial["est_us"] > 100 * wide["est_us"]
 
 
 def test_the_bench_shape_is_halved_to_a_count_point_on_the_same_path() -> None:

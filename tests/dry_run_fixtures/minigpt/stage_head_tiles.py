@@ -53,9 +53,9 @@ def causal_attention(qkv: torch.Tensor, n_head: int) -> torch.Tensor:
     y = torch.empty((B, T, C), dtype=qkv.dtype, device=qkv.device)
     block_d = max(16, triton.next_power_of_2(hs))
     stages = 5 if block_d >= 64 else 3  # deeper pipelining for the wider heads
-    grid = (triton.cdiv(T, 64), B * n_head)
+    grid = (triton.cdiv(T, 32), B * n_head)
     flash_attention_kernel[grid](qkv, y, T, C, n_head, hs, 1.0 / math.sqrt(hs), qkv.stride(0), qkv.stride(1),
-                                 y.stride(0), y.stride(1), BLOCK_M=64, BLOCK_N=64, BLOCK_D=block_d,
+                                 y.stride(0), y.stride(1), BLOCK_M=32, BLOCK_N=64, BLOCK_D=block_d,
                                  num_warps=4, num_stages=stages)
     return y
 

@@ -462,14 +462,15 @@ def run_programs(launch: DryLaunch, max_programs: int = 16, budget_s: float = SA
     out = Sample(launch=launch.name, grid=grid)
     plan = lattice(grid, max_programs)
     out.planned = len(plan)
-    if getattr(launch.kernel, "rewrite", None) is None:
-        out.notes.append(f"{launch.name}: not an interpreted kernel here, no programs run")
+    kernel = interpreted(launch.kernel, interpreter)
+    if kernel is None:
+        out.notes.append(f"{launch.name}: not a kernel the interpreter can run, no programs run")
         return out
     args = {k: stand_in(v) for k, v in launch.args.items()}
     args.update(meta or {})
     run = _Run(launch)
-    fn = launch.kernel.rewrite()
-    executor = interpreter.GridExecutor(fn, launch.kernel.arg_names, (len(plan), 1, 1), [])
+    fn = kernel.rewrite()
+    executor = interpreter.GridExecutor(fn, kernel.arg_names, (len(plan), 1, 1), [])
     executor._init_args_hst = lambda a, k: (list(a), dict(k))  # stand-ins stay as they are: nothing to copy
     executor._restore_args_dev = lambda *a: None
     builder = interpreter.interpreter_builder
@@ -524,6 +525,9 @@ def run_programs(launch: DryLaunch, max_programs: int = 16, budget_s: float = SA
     had_range = "range" in kernel_globals
     own_range = kernel_globals.get("range")
     kernel_globals["range"] = loop_range  # the kernel's `for i in range(...)` (the module's name, restored below)
+    # @jit helpers of a GPU-path module are JITFunctions: interpreted while its programs run, put back after
+    helpers = {k: v for k, v in kernel_globals.items() if type(v).__name__ == "JITFunction"}
+    kernel_globals.update({k: interpreted(v, interpreter) for k, v in helpers.items()})
     t0 = time.perf_counter()
     run.deadline = t0 + budget_s
     try:
@@ -543,6 +547,7 @@ def run_programs(launch: DryLaunch, max_programs: int = 16, budget_s: float = SA
             kernel_globals["range"] = own_range
         else:
             kernel_globals.pop("range", None)
+        kernel_globals.update(helpers)
         interp_traffic._LOCK.release()
     out.seconds = time.perf_counter() - t0
     out.finding = run.finding
@@ -573,6 +578,22 @@ def run_programs(launch: DryLaunch, max_programs: int = 16, budget_s: float = SA
     out.touched = run.touched
     out.persistent_tiles = run.persistent_tiles
     return out
+
+
+_INTERPRETED: dict[Any, Any] = {}  # a JITFunction's Python function -> its InterpretedFunction
+
+
+def interpreted(kernel: Any, interpreter: Any) -> Any:
+    """The kernel as the interpreter runs it: itself under TRITON_INTERPRET, else (a GPU-path import's JITFunction)
+    an InterpretedFunction of its Python function, made once; None for anything else."""
+    if getattr(kernel, "rewrite", None) is not None:
+        return kernel
+    fn = getattr(kernel, "fn", None)
+    if fn is None or type(kernel).__name__ != "JITFunction":
+        return None
+    if fn not in _INTERPRETED:
+        _INTERPRETED[fn] = interpreter.InterpretedFunction(fn)
+    return _INTERPRETED[fn]
 
 
 def _caused_by_stop(e: BaseException | None) -> bool:

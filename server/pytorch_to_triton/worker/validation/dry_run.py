@@ -12,15 +12,25 @@ kernels (cuBLAS, cuDNN, torch ops) are in the count too. What uses it:
   full shapes; each a contract finding (full_size_findings);
 - run_benchmark without a GPU: the ESTIMATE from this launch list (worker/benchmark/estimate.py).
 
-A wrapper that reads tensor values on the host (`.item()`, `if x.max() > 0`, a shape from data) cannot run on fake
-tensors: the dry run then says why (DryRun.fallback) and the callers use the shrunk run's launches, labelled.
+The candidate runs as a GPU would run it: its file imported a second time with TRITON_INTERPRET unset (gpu_view), so
+a wrapper that picks other tiles, configs or paths under the interpreter (`INTERPRET = os.environ.get(...)`, an
+@autotune list cut to one config, a bf16 dot widened to fp32) takes its GPU path here; its kernels are then plain
+JITFunctions, recorded at launch and interpreted only for the sampled programs (interp_sample.py). What it reads from
+the device (is_cuda, the SM count) is still the host's: the fake tensors live on the CPU. A wrapper that reads tensor
+values on the host (`.item()`, `if x.max() > 0`, a shape from data) cannot run on fake tensors: the dry run then
+says why (DryRun.fallback) and the callers use the shrunk run's launches, labelled.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import math
+import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,46 +213,105 @@ def run(task: Task, at: Any, dtype: torch.dtype | None, device: str, label: str,
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     dry = DryRun(at=at, label=label)
-    host = str(task.cand_path) if task.cand_path else None
+    host = str(Path(task.cand_path).resolve()) if task.cand_path else None
+    view = gpu_view(task, dry.notes)
     ctx = _kb_sizes(task, at) if task.kernelbench else contextlib.nullcontext()
     with ctx, FakeTensorMode(allow_non_fake_inputs=True), torch.no_grad():
+        originals = _gpu_sized(task, view, at) if view is not None and task.kernelbench else {}
         try:
-            inputs, ref, cand = _build(task, at, dtype, device, cast)
-        except Exception as e:  # noqa: BLE001 - the reference's inputs or models do not build on fake tensors
-            dry.fallback = dry.ref_error = f"the inputs or models do not build on fake tensors: {_why(e)}"
-            return dry
-        try:
-            with OpLog() as log:
-                out = ref(*inputs)
-            dry.ref_ops = list(log.ops.values())
-            params = list(ref.parameters()) + list(ref.buffers()) if isinstance(ref, torch.nn.Module) else []
-            dry.ref_flops = log.totals()["flops"]
-            dry.ref_bytes = float(_bytes(inputs) + _bytes(out) + _bytes(params))
-        except Exception as e:  # noqa: BLE001 - the reference has an op without a fake kernel: no reference figures
-            dry.ref_error = _why(e)
-            dry.notes.append(f"the reference does not run on fake tensors at {sz.fmt(at) if isinstance(at, dict) else at}:"
-                             f" {dry.ref_error}; no reference FLOPs at full size")
-        if cand is None:
-            return dry
-        try:
-            with dry_launch.recording(host) as launches, OpLog() as log:
-                cand(*inputs)
-        except Exception as e:  # noqa: BLE001 - a wrapper that needs values: the shrunk run stands in
-            dry.fallback = _why(e)
-            return dry
-        dry.launches, dry.total_launches = launches.launches, launches.total
-        dry.notes.extend(launches.notes)
-        dry.ops = list(log.ops.values())
-        dry.storages = len(launches.storages)
+            _run_both(task, at, dtype, device, cast, view, host, dry)
+        finally:
+            if view is not None and originals:
+                sz.set_sizes(view, originals, {})
     return dry
 
 
-def _build(task: Task, at: Any, dtype: torch.dtype | None, device: str, cast: bool) -> tuple[list[Any], Any, Any]:
-    """(inputs, reference callable, candidate callable) on fake tensors at `at`."""
+def _run_both(task: Task, at: Any, dtype: torch.dtype | None, device: str, cast: bool, view: ModuleType | None,
+              host: str | None, dry: DryRun) -> None:
+    """The reference's call (its ops and FLOPs) and the candidate's (its launches and ops) into `dry`."""
+    try:
+        inputs, ref, cand = _build(task, at, dtype, device, cast, view)
+    except Exception as e:  # noqa: BLE001 - the reference's inputs or models do not build on fake tensors
+        dry.fallback = dry.ref_error = f"the inputs or models do not build on fake tensors: {_why(e)}"
+        return
+    try:
+        with OpLog() as log:
+            out = ref(*inputs)
+        dry.ref_ops = list(log.ops.values())
+        params = list(ref.parameters()) + list(ref.buffers()) if isinstance(ref, torch.nn.Module) else []
+        dry.ref_flops = log.totals()["flops"]
+        dry.ref_bytes = float(_bytes(inputs) + _bytes(out) + _bytes(params))
+    except Exception as e:  # noqa: BLE001 - the reference has an op without a fake kernel: no reference figures
+        dry.ref_error = _why(e)
+        dry.notes.append(f"the reference does not run on fake tensors at {sz.fmt(at) if isinstance(at, dict) else at}:"
+                         f" {dry.ref_error}; no reference FLOPs at full size")
+    if cand is None:
+        return
+    try:
+        with dry_launch.recording(host) as launches, OpLog() as log:
+            cand(*inputs)
+    except Exception as e:  # noqa: BLE001 - a wrapper that needs values: the shrunk run stands in
+        dry.fallback = _why(e)
+        return
+    dry.launches, dry.total_launches = launches.launches, launches.total
+    dry.notes.extend(launches.notes)
+    dry.ops = list(log.ops.values())
+    dry.storages = len(launches.storages)
+
+
+_VIEWS: dict[tuple[str, int], ModuleType] = {}  # (file, mtime) -> its GPU view, imported once per version
+
+
+def gpu_view(task: Task, notes: list[str]) -> ModuleType | None:
+    """The candidate's file imported again with TRITON_INTERPRET unset: its module as a GPU imports it (None with a
+    note when that import fails: the interpreter's module stands in)."""
+    if task.cand_path is None or task.cand_mod is None:
+        return None
+    path = Path(task.cand_path).resolve()
+    key = (str(path), path.stat().st_mtime_ns)
+    if key in _VIEWS:
+        return _VIEWS[key]
+    name = f"p2t_gpu_view_{path.stem}_{len(_VIEWS)}"
+    before = os.environ.pop("TRITON_INTERPRET", None)
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    except Exception as e:  # noqa: BLE001 - the interpreter's import stands in, said so
+        sys.modules.pop(name, None)
+        notes.append(f"the candidate's GPU path could not be imported ({type(e).__name__}: {str(e)[:160]}): the "
+                     "launches are those its interpreter path makes")
+        return None
+    finally:
+        if before is not None:
+            os.environ["TRITON_INTERPRET"] = before
+    _VIEWS[key] = mod
+    return mod
+
+
+def _gpu_sized(task: Task, view: ModuleType, at: dict[str, int]) -> dict[str, Any]:
+    """The view's copies of the problem's sizes (a ModelNew file that repeats batch_size = ...) set to `at`, as
+    KernelBenchState does for the candidate's module; the originals, to put back."""
+    originals: dict[str, Any] = {}
+    ref0 = {**sz.module_ints(task.ref_mod), **{k: v for k, v in task.kb.originals.items() if isinstance(v, int)}}
+    copied = {k: v for k, v in at.items() if hasattr(view, k.split("[", 1)[0])
+              and sz.module_ints(view).get(k) == ref0.get(k)}
+    sz.set_sizes(view, originals, copied)
+    return originals
+
+
+def _build(task: Task, at: Any, dtype: torch.dtype | None, device: str, cast: bool,
+           view: ModuleType | None) -> tuple[list[Any], Any, Any]:
+    """(inputs, reference callable, candidate callable: from the GPU view when there is one) on fake tensors."""
     if not task.kernelbench:
         case = Case("dry_run", at, dtype or torch.float32, device, 0, 1.0)
-        return list(task.make_inputs(case)), task.ref_fn, task.cand_fn
-    mod, cmod = task.ref_mod, task.cand_mod
+        cand = task.cand_fn
+        if view is not None and cand is not None:
+            cand = getattr(view, getattr(cand, "__name__", ""), cand)
+        return list(task.make_inputs(case)), task.ref_fn, cand
+    mod, cmod = task.ref_mod, (view or task.cand_mod)
     init = list(getattr(mod, "get_init_inputs", list)())
     torch.manual_seed(0)
     ref = mod.Model(*init)
