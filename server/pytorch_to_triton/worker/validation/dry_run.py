@@ -29,9 +29,9 @@ import math
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
