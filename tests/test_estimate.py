@@ -208,9 +208,9 @@ def test_no_gpu_benchmark_counts_at_the_full_size_side_by_side(tmp_path: Path) -
     assert la["grid"] == [4096, 1, 1] and la["sampled"] == 4 and la["sample_error"] == 0.0
     assert la["counts"]["load_bytes"] == pytest.approx(4 * 4096 * 781)
     assert three["launches"][0]["counts"]["load_bytes"] == pytest.approx(12 * 4096 * 781)
-    # a 3 KB row's rereads stay in L2 (4096 programs x 3 KB): DRAM sees each byte once, so the model calls it a tie
-    assert three["times"]["est_us"] == pytest.approx(one["times"]["est_us"]) and one["error"]["counts"] == 0.0
-    assert "softmax_recompute.py vs softmax_one_pass.py: 1.00x, within the estimate's" in rep.summary
+    # a 3 KB row's rereads stay in L2 (4096 programs x 3 KB): DRAM sees each byte once, L2 serves the two rereads
+    assert three["times"]["est_us"] > one["times"]["est_us"] and one["error"]["counts"] == 0.0
+    assert three["launches"][0]["counts"]["program_unique_bytes"] == pytest.approx(8 * 4096 * 781)
     assert "ESTIMATE µs on L4" in rep.summary and "| softmax_recompute.py |" in rep.summary
     assert "dry run, full size" in rep.summary and "counts exact" in rep.summary and "Method:" in rep.summary
     assert "bench softmax_reference.py" in rep.reproduce and "--gpu L4" in rep.reproduce

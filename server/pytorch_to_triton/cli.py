@@ -253,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sweep", help='JSON, e.g. \'{"param": "N", "values": [256, 1024], "shape": [4096, "N"]}\'')
     b.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
     b.add_argument("--cuda-graph", action="store_true")
-    b.add_argument("--sizes", help="KernelBench: time at these module-level sizes, e.g. batch_size=7,dim=1000")
+    b.add_argument("--sizes", help="KernelBench: time (no GPU: estimate) at these module-level sizes, e.g. "
+                   "batch_size=7,dim=1000; the estimate says which sizes it is for")
     b.add_argument("--repeats", type=int, default=3)
     b.add_argument("--timeout", type=float, default=600)
     b.add_argument("--device", default=None)

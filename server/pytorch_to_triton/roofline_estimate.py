@@ -4,9 +4,10 @@ The worker (worker/benchmark/estimate.py) gives each stage's launch list at the 
 program under the interpreter and weighted over each grid, and the torch ops beside the kernels. Here each launch
 becomes a time on one GPU (gpu_peaks.py), and the stage's ESTIMATE is their sum:
 
-    launch  = max(t_mem, t_dot, t_alu) + LAUNCH_GAP_US, at the fastest config an autotuner would keep
-      t_mem = max(unique bytes / DRAM bandwidth, requested bytes / (L2_FACTOR x DRAM bandwidth)), the bandwidth
-              scaled down when too few warps run to keep it busy (a grid smaller than the GPU, a serial loop)
+    launch  = max(t_mem, t_dot + t_alu) + LAUNCH_GAP_US, at the fastest config an autotuner would keep
+      t_mem = DRAM bytes / DRAM bandwidth + the rest of the requested bytes / (L2_FACTOR x DRAM bandwidth), where
+              DRAM bytes are each byte once plus the rereads of programs whose working sets overflow L2, and the
+              bandwidth is scaled down when too few bytes are in flight (a grid smaller than the GPU, a serial loop)
       t_dot = tl.dot FLOPs / (the precision's rate x the tile's tensor-core efficiency), on the SMs the grid fills
       t_alu = elementwise FLOPs / the fp32 rate + special functions / their rate
     torch op = max(bytes / DRAM bandwidth, FLOPs / (its precision's rate x LIBRARY_EFF)) + LAUNCH_GAP_US
@@ -34,10 +35,11 @@ CAVEAT = ("ESTIMATE, not a measurement: the stage's launches at the problem's si
           "It ranks stages and sizes their time; time them on a GPU with run_benchmark before quoting a speed-up.")
 # ---- the model's constants (calibrated: benchmarks/estimate_rank.py against H100 medians, RESULTS.md) -----------
 DRAM_EFF = 0.88  # our H200 copied at 4222-4246 of its datasheet 4800 GB/s
-L2_FACTOR = 3.0  # L2-to-SM bandwidth over DRAM's (requested bytes that L2 serves: a tiled matmul's rereads)
+L2_FACTOR = 2.5  # L2-to-SM bandwidth over DRAM's: the bytes L2 serves (a tiled matmul's rereads) cost this much less
 SM_SHARE = 4.0  # one SM alone reaches this multiple of its fair share of DRAM bandwidth (a grid smaller than the GPU)
 LATENCY_S = 0.6e-6  # DRAM latency: bytes in flight per SM = its share of the bandwidth x this (Little's law)
-ILP = 2  # loads a program keeps in flight at once (a tile loop's next A and B, a row's two halves)
+ILP = 4  # loads a program keeps in flight at once (a loop's next trips, pipelined: num_stages 3 by default); the
+# gallery's serial prefix scan (64 programs of 2 warps, 512 B loads) ran at 2.24 ms on an H100: 4 in flight, 2.4 ms
 DOT_FULL_TILE = 128 * 128  # an M x N tl.dot tile this large or more keeps the tensor cores at TC_EFF of peak
 TC_EFF = 0.7  # a datasheet tensor-core peak as reached: our H200's bf16 8192^3 matmul ran at 69-71 % of it
 EW_EFF = 0.5  # elementwise fp32 work: half the FMA peak (address math and conversions share the issue slots)
@@ -88,9 +90,11 @@ def launch_time(row: dict[str, Any], gpu: gpu_peaks.GPU) -> dict[str, Any]:
     unique = float(row.get("unique_bytes") if row.get("unique_bytes") is not None else requested)
     own = float(c.get("program_unique_bytes") or requested)  # each program's bytes, its own rereads left out
     concurrent = min(programs, slots)
+    dram = min(unique, requested)
     if own / programs * concurrent > gpu.l2_mb * 1e6:  # the programs' working sets overflow L2: rereads go to DRAM
-        unique += max(0.0, requested - own)
-    t_mem = max(unique / bw, requested / (bw * L2_FACTOR)) * 1e6 if bw > 0 else 0.0
+        dram += max(0.0, requested - own)
+    # DRAM serves each byte once (and the rereads L2 cannot hold); L2 serves the rest, at L2_FACTOR the bandwidth
+    t_mem = (dram / bw + max(0.0, requested - dram) / (bw * L2_FACTOR)) * 1e6 if bw > 0 else 0.0
     sm_frac = active_sms / gpu.sms
     waves = programs / slots
     tail = math.ceil(waves) / waves if waves > 1 else 1.0  # the last wave's idle SMs

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .launch_specs import LaunchSpec, launch_spec
+from .launch_specs import LaunchSpec, config_signature, launch_spec
 
 # CUDA's grid limits (CUDA programming guide, "Technical Specifications": maximum x-dimension of a grid of thread
 # blocks 2^31 - 1, y and z 65535), the same for every compute capability Triton targets.
@@ -215,6 +215,9 @@ def _record(log: LaunchLog, kernel: Any, args: tuple[Any, ...], kwargs: dict[str
     spec = launch_spec(kernel, (), {**spec_kw, **options}, RECORDER.outer)
     spec.heuristics = _heuristic_values(RECORDER.outer, spec.params)
     spec.full_size = True
+    pruned = _autotuner_pruned(RECORDER.outer)
+    if pruned is not None:
+        spec.kept = sorted(config_signature(c) for c in pruned)
     grid_arg = kwargs.get("grid")
     launch = DryLaunch(kernel=kernel, name=getattr(fn, "__name__", "kernel"), qualname=getattr(fn, "__qualname__", ""),
                        file=code.co_filename if code else "", args=kept, grid=_grid(grid_arg, bound),
@@ -223,10 +226,26 @@ def _record(log: LaunchLog, kernel: Any, args: tuple[Any, ...], kwargs: dict[str
     log.add(launch)
 
 
+def _autotuner_pruned(outer: Any) -> list[Any] | None:
+    """The configs the launch's @autotune kept after its pruning (recording()'s wrapper), None without pruning."""
+    for _ in range(8):
+        if outer is None:
+            return None
+        if type(outer).__name__ == "Autotuner":
+            if not (getattr(outer, "early_config_prune", None) or getattr(outer, "perf_model", None)):
+                return None
+            return getattr(outer, "_p2t_pruned", None)
+        outer = getattr(outer, "fn", None)
+    return None
+
+
 @contextlib.contextmanager
 def recording(host_file: str | None = None) -> Iterator[LaunchLog]:
     """Every launch inside the block is recorded into the yielded log and not run; host_file: the candidate's
-    file, whose launching line each DryLaunch keeps."""
+    file, whose launching line each DryLaunch keeps. An @autotune's pruning is watched (the configs it keeps are
+    the ones a GPU compiles), and its cached choices are forgotten first so that it prunes again."""
+    from triton.runtime import autotuner
+
     from .runtime import RECORDER
 
     log = LaunchLog()
@@ -236,11 +255,26 @@ def recording(host_file: str | None = None) -> Iterator[LaunchLog]:
     def dry(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         _record(log, kernel, args, kwargs, host_file)
 
+    prune = autotuner.Autotuner.prune_configs
+
+    def prune_configs(self: Any, kwargs: dict[str, Any]) -> Any:
+        kept = prune(self, kwargs)
+        self._p2t_pruned = list(kept)
+        return kept
+
+    real_run = autotuner.Autotuner.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        self.cache = {}  # its choice for this key, made before: prune again so the kept configs are seen
+        return real_run(self, *args, **kwargs)
+
     RECORDER.dry = dry
+    autotuner.Autotuner.prune_configs, autotuner.Autotuner.run = prune_configs, run
     try:
         yield log
     finally:
         RECORDER.dry = None
+        autotuner.Autotuner.prune_configs, autotuner.Autotuner.run = prune, real_run
 
 
 def grid_findings(launch: DryLaunch) -> list[str]:

@@ -408,6 +408,11 @@ class Session:
             job["pruned"] = _has_prune(outer)
             if spec.get("autotuned"):
                 job["configs"] = _configs(outer, spec)
+                if spec.get("kept"):  # the configs this launch's pruning kept: the only ones a GPU compiles for it
+                    from .launch_specs import config_signature
+
+                    kept = set(spec["kept"])
+                    job["configs"] = [c for c in job["configs"] if config_signature(c) in kept] or job["configs"]
             must = must_compile(job["configs"], spec)
             rest = sorted(set(range(len(job["configs"]))) - set(must),  # likeliest to overflow first
                           key=lambda i: tuple(-x for x in _ints(job["configs"][i])[:2]) + (i,))
