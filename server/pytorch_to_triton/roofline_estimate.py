@@ -46,6 +46,8 @@ EW_EFF = 0.5  # elementwise fp32 work: half the FMA peak (address math and conve
 SFU_PER_SM_CLK = 16  # special-function results per SM per clock (exp2, rsqrt, ...: CUDA guide, cc 8.x/9.0)
 CLOCK_GHZ = 1.98
 LIBRARY_EFF = 0.75  # cuBLAS/cuDNN at large sizes (our H200 bf16 8192^3: 69-71 % of peak)
+SPILL_TRIPS = 2  # each spilled register is stored and loaded back about once per program (local memory, via L2):
+# trial 47's stage 3 kernel spilled 2006 registers and ran 2.2x the time its counted bytes and FLOPs give
 LAUNCH_GAP_US = 2.0  # per kernel on the GPU: launch and tail
 HOST_TRITON_US = 12.0  # host time to issue one Triton launch (Python binding, key, launcher)
 HOST_TORCH_US = 5.0  # one torch op
@@ -80,6 +82,7 @@ def launch_time(row: dict[str, Any], gpu: gpu_peaks.GPU) -> dict[str, Any]:
         programs = max(programs, min(int(row["persistent_tiles"]), slots))
     active_sms = min(gpu.sms, programs)
     requested = float(c["load_bytes"]) + float(c["store_bytes"])
+    spilled = float(comp.get("n_spills") or 0) * 4 * 32 * warps * programs * SPILL_TRIPS  # local memory, L2-served
     bw_peak = gpu.bandwidth_gbs * 1e9 * DRAM_EFF
     # Parallelism: the bytes the resident programs keep in flight per SM against what keeps its share of DRAM busy
     # (a 16 KB tile load per program saturates it; a serial scan's 512 B steps on one program per SM do not).
@@ -91,16 +94,21 @@ def launch_time(row: dict[str, Any], gpu: gpu_peaks.GPU) -> dict[str, Any]:
     own = float(c.get("program_unique_bytes") or requested)  # each program's bytes, its own rereads left out
     concurrent = min(programs, slots)
     dram = min(unique, requested)
-    if own / programs * concurrent > gpu.l2_mb * 1e6:  # the programs' working sets overflow L2: rereads go to DRAM
+    # A row-wise kernel whose programs' rows overflow L2 rereads them from DRAM (cross-entropy's two passes over
+    # 256 KB rows: 1.38 ms on an H100, twice the one-pass stage); a tl.dot kernel's rereads are operand tiles that
+    # its neighbours share, served by L2 (a persistent matmul's program "rereads" across its many tiles)
+    if not c["dot_flops"] and own / programs * concurrent > gpu.l2_mb * 1e6:
         dram += max(0.0, requested - own)
     # DRAM serves each byte once (and the rereads L2 cannot hold); L2 serves the rest, at L2_FACTOR the bandwidth
-    t_mem = (dram / bw + max(0.0, requested - dram) / (bw * L2_FACTOR)) * 1e6 if bw > 0 else 0.0
+    t_mem = (dram / bw + (max(0.0, requested - dram) + spilled) / (bw * L2_FACTOR)) * 1e6 if bw > 0 else 0.0
     sm_frac = active_sms / gpu.sms
     waves = programs / slots
     tail = math.ceil(waves) / waves if waves > 1 else 1.0  # the last wave's idle SMs
     tile = c.get("dot_tile") or [0, 0, 0]
-    dot_eff = min(1.0, (tile[0] * tile[1]) / DOT_FULL_TILE) ** 0.5 if tile[0] else 1.0
-    t_dot = sum(float(f) / (_rate(gpu, p) * dot_eff * sm_frac) for p, f in c["dot_flops"].items()) * 1e6 * tail
+    tile_eff = min(1.0, (tile[0] * tile[1]) / DOT_FULL_TILE) ** 0.5 if tile[0] else 1.0  # small tiles idle the
+    # tensor cores between loads; an ieee (fp32 FMA) dot runs on the CUDA cores, whatever its tile
+    t_dot = sum(float(f) / (_rate(gpu, p) * (1.0 if p in ("ieee", "fp32") else tile_eff) * sm_frac)
+                for p, f in c["dot_flops"].items()) * 1e6 * tail
     fp32 = gpu.tflops.get("fp32", 60.0) * 1e12
     sfu = SFU_PER_SM_CLK * gpu.sms * CLOCK_GHZ * 1e9
     t_alu = (float(c.get("ew_flops") or 0) / (fp32 * EW_EFF * sm_frac) + float(c.get("sfu_ops") or 0) /
@@ -116,10 +124,21 @@ def launch_time(row: dict[str, Any], gpu: gpu_peaks.GPU) -> dict[str, Any]:
 
 def best_config(row: dict[str, Any], gpu: gpu_peaks.GPU) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the config an autotuner would keep: the fastest of the launched one and the others counted, its times)."""
-    options = [row] + [{**row, **alt} for alt in row.get("alternatives") or []]
+    spills = (row.get("compiled") or {}).get("n_spills")
+    options = [row] + [{**row, **alt, "compiled": _with_spills(alt.get("compiled") or {}, spills)}
+                       for alt in row.get("alternatives") or []]
     counted = [o for o in options if counted_launch(o)] or [row]
     timed = [(o, launch_time(o, gpu)) for o in counted]
     return min(timed, key=lambda ot: ot[1]["est_us"])
+
+
+def _with_spills(compiled: dict[str, Any], launched: Any) -> dict[str, Any]:
+    """A config left at Triton's frontend (no registers known) is taken to spill as the launched one does: the
+    autotuner's configs of one kernel share its register pressure more often than not (a spill-free guess made the
+    fastest config of trial 47's stage 3 look 2.9x too fast)."""
+    if compiled.get("n_regs") is not None or not launched:
+        return compiled
+    return {**compiled, "n_spills": launched}
 
 
 def counted_launch(row: dict[str, Any]) -> bool:
