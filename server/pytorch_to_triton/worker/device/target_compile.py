@@ -79,6 +79,8 @@ class Job:
     all_configs: bool
     key: str = ""
     first: bool = True  # the kernel's first specialisation: its must-compile configs reach a cubin whatever the budget
+    front_only: bool = False  # a case's specialisation of a kernel the full size also launched: frontend only (the
+    # GPU runs the full size's; issue 36's cost bar leaves no time for cubins of sizes it never times)
     rows: list[dict[str, Any]] = field(default_factory=list)
     unreachable: str | None = None
     pruned: bool = False
@@ -116,8 +118,10 @@ def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str, max_p
         all_cfg = s.autotuned and first
         first_of.add(s.qualname)
         h = hashes.setdefault(s.file, source_hash(s.file))
-        key = hashlib.sha256(json.dumps([CACHE_VERSION, h, k, all_cfg, targets, triton_version]).encode()).hexdigest()
-        jobs.append(Job(s, all_cfg, key, first=first))
+        front = not s.full_size and s.qualname in with_full
+        tag = [CACHE_VERSION, h, k, all_cfg, targets, triton_version] + (["front"] if front else [])
+        key = hashlib.sha256(json.dumps(tag).encode()).hexdigest()
+        jobs.append(Job(s, all_cfg, key, first=first, front_only=front))
     for q, n in per_kernel.items():
         cap = max_per_kernel - (q in with_full)
         if n > cap:
@@ -191,7 +195,8 @@ class TargetCompiler:
                 todo.append(j)
         if not todo:
             return
-        line = {"jobs": [dict(j.spec.as_dict(), id=len(self._sent) + i, autotuned=j.all_configs, must=j.first)
+        line = {"jobs": [dict(j.spec.as_dict(), id=len(self._sent) + i, autotuned=j.all_configs, must=j.first,
+                              front_only=j.front_only)
                          for i, j in enumerate(todo)], "elapsed_s": time.perf_counter() - self.t_start}
         self._sent.extend(todo)
         if self._child is not None and self._child.broken:  # it died: its jobs are named at collect

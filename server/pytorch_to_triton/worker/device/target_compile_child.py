@@ -418,6 +418,8 @@ class Session:
                           key=lambda i: tuple(-x for x in _ints(job["configs"][i])[:2]) + (i,))
             if not spec.get("must", True):  # a later specialisation of a kernel: its configs only while the budget lasts
                 must, rest = [], must + rest
+            if spec.get("front_only"):  # a case's specialisation beside the full size's: Triton's frontend only
+                must, rest = [], []
             for cc in self.targets:
                 self.front += [(n, cc, i) for i in range(len(job["configs"]))]
                 self.must += [(n, cc, i) for i in must]
