@@ -36,6 +36,8 @@ CAVEAT = ("ESTIMATE, not a measurement: the stage's launches at the problem's si
 # ---- the model's constants (calibrated: benchmarks/estimate_rank.py against H100 medians, RESULTS.md) -----------
 DRAM_EFF = 0.88  # our H200 copied at 4222-4246 of its datasheet 4800 GB/s
 L2_FACTOR = 2.5  # L2-to-SM bandwidth over DRAM's: the bytes L2 serves (a tiled matmul's rereads) cost this much less
+NEAR_FACTOR = 2.0  # a program's rereads of its own bytes over L2's rate (a direct conv's window, a row's second pass):
+# trial 21's stage 1 conv reread its inputs 60x and ran at 6.9 ms on an H100, half what L2's rate alone gives
 SM_SHARE = 4.0  # one SM alone reaches this multiple of its fair share of DRAM bandwidth (a grid smaller than the GPU)
 LATENCY_S = 0.6e-6  # DRAM latency: bytes in flight per SM = its share of the bandwidth x this (Little's law)
 ILP = 4  # loads a program keeps in flight at once (a loop's next trips, pipelined: num_stages 3 by default); the
@@ -91,16 +93,20 @@ def launch_time(row: dict[str, Any], gpu: gpu_peaks.GPU) -> dict[str, Any]:
     par = min(1.0, resident * per_access * ILP / (bw_peak * LATENCY_S / gpu.sms))
     bw = min(bw_peak, active_sms * SM_SHARE * bw_peak / gpu.sms) * par
     unique = float(row.get("unique_bytes") if row.get("unique_bytes") is not None else requested)
-    own = float(c.get("program_unique_bytes") or requested)  # each program's bytes, its own rereads left out
-    concurrent = min(programs, slots)
     dram = min(unique, requested)
+    own = min(requested, max(dram, float(c.get("program_unique_bytes") or requested)))  # each program's bytes once
+    concurrent = min(programs, slots)
+    near = requested - own  # a program rereading what it read itself: its rows, its neighbourhood (a direct conv)
+    cross = own - dram  # one program reading what another read (a tiled matmul's operand tiles)
     # A row-wise kernel whose programs' rows overflow L2 rereads them from DRAM (cross-entropy's two passes over
     # 256 KB rows: 1.38 ms on an H100, twice the one-pass stage); a tl.dot kernel's rereads are operand tiles that
     # its neighbours share, served by L2 (a persistent matmul's program "rereads" across its many tiles)
     if not c["dot_flops"] and own / programs * concurrent > gpu.l2_mb * 1e6:
-        dram += max(0.0, requested - own)
-    # DRAM serves each byte once (and the rereads L2 cannot hold); L2 serves the rest, at L2_FACTOR the bandwidth
-    t_mem = (dram / bw + (max(0.0, requested - dram) + spilled) / (bw * L2_FACTOR)) * 1e6 if bw > 0 else 0.0
+        dram, near = dram + near, 0.0
+    # DRAM serves each byte once (and the rereads L2 cannot hold); L2 the other programs' bytes, at L2_FACTOR the
+    # bandwidth; a program's own rereads hit the lines it just brought in (L1 or L2), NEAR_FACTOR faster again
+    t_mem = (dram / bw + (cross + spilled) / (bw * L2_FACTOR) + near / (bw * L2_FACTOR * NEAR_FACTOR)) * 1e6 \
+        if bw > 0 else 0.0
     sm_frac = active_sms / gpu.sms
     waves = programs / slots
     tail = math.ceil(waves) / waves if waves > 1 else 1.0  # the last wave's idle SMs
