@@ -1,16 +1,18 @@
-"""Does the no-GPU ESTIMATE at the problem's size rank the gallery stages as a GPU measures them? (issue 40)
+"""Does the no-GPU ESTIMATE size and rank the stages as a GPU measures them? (issues 40, 46)
 
-    # on the GPU (benchmarks/gpu_parts/estimate_rank.sh): time the stages the CPU estimated, at the same sizes
-    python benchmarks/estimate_rank.py time --budget 200 [--only softmax,matmul] --out $OUT/estimate_rank_gpu.json
+    # on the GPU (benchmarks/gpu_parts/estimate_vs_h100.sh): time the stages the CPU estimated, at the same sizes
+    python benchmarks/estimate_rank.py time --budget 200 [--only softmax,45_Gemm] --out $OUT/estimate_rank_gpu.json
     # anywhere: compare a GPU JSON with the CPU estimates (benchmarks/estimate_gallery.py's JSON)
     python benchmarks/estimate_rank.py compare GPU_JSON [--estimates benchmarks/results/estimate_gallery_cpu.json]
 
-`time` calls Service.benchmark (run_benchmark) per example on the stages the estimate JSON holds, with the case set
-to the sizes each estimate is for (BENCH_SHAPES' first entry) and the estimate's dtype, torch.compile off (only the
-stages' order is asked), one repeat; the JSON is rewritten after every example and no example starts once --budget
-is spent. `compare` orders each example's stages by GPU median and by ESTIMATE: two stages within TIE (10 %) of each
-other on the GPU are a tie (either order is right); otherwise the estimate must put the faster one first (a swap if
-not, and a miss too if it gives both the same figure). An example is "ranked as measured" with no swap and no miss.
+`time` calls Service.benchmark (run_benchmark) per gallery example and trial problem on the stages the estimate JSON
+holds, at the sizes each estimate is for (a gallery example's case set to them, a trial's own sizes) and the
+estimate's dtype, torch.compile off, one repeat; the JSON is rewritten after every folder and no folder starts once
+--budget is spent. `compare` puts each stage's GPU median beside its ESTIMATE (recomputed from the saved counts with
+today's model, roofline_estimate.stage_time, when the JSON keeps them), the ratio and whether it is within 2x, and
+orders each folder's stages by GPU median and by ESTIMATE: two stages within TIE (10 %) of each other on the GPU are
+a tie (either order is right); otherwise the estimate must put the faster one first (a swap if not, a miss if it
+gives both the same figure). A folder is "ranked as measured" with no swap and no miss.
 """
 
 from __future__ import annotations
@@ -31,19 +33,21 @@ sys.path.insert(0, str(ROOT / "server"))
 ESTIMATES = ROOT / "benchmarks" / "results" / "estimate_gallery_cpu.json"
 TIE = 0.10  # GPU medians within 10 % of each other: either order is right
 EST_TIE = 1e-3  # estimates within 0.1 %: the estimate does not separate the two stages
-# Timed first: examples whose stages differ most on the H200 (2026-12-03 table), so a cut budget keeps them.
-# Then those with no earlier stage 1/2 medians; last those whose stages all tied within 10 % there.
-ORDER = ["matmul", "cross_entropy", "prefix_scan", "layernorm", "logsumexp", "geglu", "swiglu", "rope",
-         "flash_attention", "fused_linear_cross_entropy", "softmax", "rmsnorm", "vector_add"]
+WITHIN = 2.0  # the acceptance: every stage's estimate within 2x of its GPU median
+# Timed first: the trial problems (unseen by the model's calibration), then the examples whose stages differ most
+# on the GPU, so a cut budget keeps them.
+ORDER = ["45_Gemm", "50_ReLU", "62_Matmul", "21_Conv2d", "33_VanillaRNN", "47_NetVlad", "57_Conv2d", "matmul",
+         "cross_entropy", "prefix_scan", "layernorm", "logsumexp", "flash_attention", "fused_linear_cross_entropy",
+         "geglu", "swiglu", "rope", "softmax", "rmsnorm", "vector_add"]
 
 
 def load_estimates(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """example -> stage -> estimate row (only stages whose estimate succeeded)."""
+    """folder -> stage -> estimate row (only stages whose estimate succeeded)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for key, row in json.loads(path.read_text())["stages"].items():
-        ex, stage = key.split("/", 1)
+        folder, stage = key.rsplit("/", 1)
         if row.get("ok"):
-            out.setdefault(ex, {})[stage] = row
+            out.setdefault(folder, {})[stage] = row
     return out
 
 
@@ -52,16 +56,29 @@ def gpu_key(name: str | None) -> str:
     return "H100" if name and "H100" in name else "H200"
 
 
+def estimate_us(row: dict[str, Any], col: str) -> float:
+    """A stage's ESTIMATE on the column's GPU: from its saved counts with today's model, else the saved figure."""
+    if row.get("record"):
+        from pytorch_to_triton import gpu_peaks
+        from pytorch_to_triton.roofline_estimate import stage_time
+
+        return float(stage_time(row["record"], gpu_peaks.lookup(col))["est_us"])
+    return float(row["estimate_us"][col])
+
+
 def _rel(a: float, b: float) -> float:
     return max(a, b) / min(a, b) - 1.0 if min(a, b) > 0 else float("inf")
 
 
 def rank_example(gpu_ms: dict[str, float | None], est_us: dict[str, float]) -> dict[str, Any]:
-    """Per example: both orders, and every pair of stages judged: GPU tie, agree, swap, or estimate tie (a miss)."""
+    """Per folder: both orders, every pair judged (GPU tie, agree, swap, estimate tie: a miss), and each stage's
+    measured / estimate ratio."""
     stages = sorted(s for s in gpu_ms if gpu_ms[s] and s in est_us)
     res: dict[str, Any] = {"stages": stages, "gpu_order": sorted(stages, key=lambda s: gpu_ms[s]),
                            "estimate_order": sorted(stages, key=lambda s: est_us[s]), "gpu_ties": [], "agree": [],
-                           "swaps": [], "estimate_ties": [], "missing": sorted(set(gpu_ms) ^ set(est_us))}
+                           "swaps": [], "estimate_ties": [], "missing": sorted(set(gpu_ms) ^ set(est_us)),
+                           "ratio": {s: gpu_ms[s] * 1e3 / est_us[s] for s in stages if est_us[s] > 0}}
+    res["within"] = {s: 1 / WITHIN <= r <= WITHIN for s, r in res["ratio"].items()}
     for a, b in combinations(stages, 2):
         ga, gb, ea, eb = gpu_ms[a], gpu_ms[b], est_us[a], est_us[b]
         assert ga is not None and gb is not None
@@ -82,38 +99,61 @@ def rank_example(gpu_ms: dict[str, float | None], est_us: dict[str, float]) -> d
 
 
 def compare(gpu: dict[str, Any], estimates: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
-    """Every example of the GPU JSON against the estimates; the summary counts examples with two stages or more."""
+    """Every folder of the GPU JSON against the estimates; the summary counts folders with two stages or more and
+    stages within 2x."""
     col = gpu_key(gpu.get("gpu"))
     per: dict[str, Any] = {}
     for ex, rec in gpu.get("examples", {}).items():
-        est = {s: float(r["estimate_us"][col]) for s, r in estimates.get(ex, {}).items()}
+        ex = _match(ex, estimates)
+        est = {s: estimate_us(r, col) for s, r in estimates.get(ex, {}).items()}
         ms = {s: (t or {}).get("median_ms") for s, t in rec.get("stages", {}).items()}
         res = rank_example(ms, est)
         mismatch = [s for s in res["stages"] if estimates[ex][s].get("estimated_for") is not None
-                    and rec.get("shape") is not None and list(estimates[ex][s]["estimated_for"]) != list(rec["shape"])]
+                    and rec.get("shape") is not None and _sizes(estimates[ex][s]["estimated_for"]) !=
+                    _sizes(rec["shape"])]
         res["size_mismatch"] = mismatch  # timed at other sizes than estimated for: not comparable
         if mismatch:
             res["ranked"] = False
         per[ex] = res
     counted = [ex for ex, r in per.items() if len(r["stages"]) >= 2]
     ranked = [ex for ex in counted if per[ex]["ranked"]]
+    ratios = [(ex, s, r) for ex, res in per.items() for s, r in res["ratio"].items()]
+    inside = [x for x in ratios if 1 / WITHIN <= x[2] <= WITHIN]
     return {"gpu": gpu.get("gpu"), "estimate_column": col, "tie": TIE, "examples": per, "counted": counted,
-            "ranked": ranked, "summary": f"ranked as measured: {len(ranked)} of {len(counted)} examples"}
+            "ranked": ranked, "within": len(inside), "stages": len(ratios),
+            "summary": f"within {WITHIN:g}x: {len(inside)} of {len(ratios)} stages; ranked as measured: {len(ranked)} "
+                       f"of {len(counted)} folders"}
+
+
+def _match(name: str, estimates: dict[str, Any]) -> str:
+    """The estimates' folder for a GPU JSON's: the same, or the one it names the end of (an older GPU JSON keys
+    gallery examples by their name alone: matmul for examples/matmul)."""
+    if name in estimates:
+        return name
+    return next((k for k in estimates if k.endswith("/" + name)), name)
+
+
+def _sizes(v: Any) -> Any:
+    return dict(v) if isinstance(v, dict) else list(v)
 
 
 def print_comparison(cmp: dict[str, Any], gpu: dict[str, Any], estimates: dict[str, Any]) -> None:
-    """One line per stage, the orders and judged pairs per example, then the summary line."""
+    """One line per stage (median, ESTIMATE, ratio), the orders and judged pairs per folder, then the summary."""
     col = cmp["estimate_column"]
-    print(f"{'example':<28}{'stage':<11}{'GPU ms':>10}{'EST µs':>10}  bound / note")
+    print(f"{'folder':<46}{'stage':<11}{'GPU ms':>10}{'EST µs':>11}{'GPU/EST':>9}  2x  note")
+    timed = {_match(k, estimates): v for k, v in gpu["examples"].items()}
     for ex, res in cmp["examples"].items():
-        for s in sorted(set(gpu["examples"][ex].get("stages", {})) | set(estimates.get(ex, {}))):
-            t = gpu["examples"][ex].get("stages", {}).get(s) or {}
-            e = estimates.get(ex, {}).get(s) or {}
+        for s in sorted(set(timed[ex].get("stages", {})) | set(estimates.get(ex, {}))):
+            t = timed[ex].get("stages", {}).get(s) or {}
+            e = estimates.get(ex, {}).get(s)
             note = t.get("error") or "; ".join(t.get("suspect") or [])[:80]
             ms = t.get("median_ms")
-            est = (e.get("estimate_us") or {}).get(col)
-            print(f"{ex:<28}{s:<11}{ms if ms is not None else float('nan'):>10.4f}"
-                  f"{est if est is not None else float('nan'):>10.1f}  {(e.get('bound') or {}).get(col, '-')} {note}")
+            est = estimate_us(e, col) if e else None
+            ratio = res["ratio"].get(s)
+            ok = "" if ratio is None else ("yes" if res["within"][s] else "NO")
+            print(f"{ex[-46:]:<46}{s:<11}{ms if ms is not None else float('nan'):>10.4f}"
+                  f"{est if est is not None else float('nan'):>11.1f}{ratio if ratio else float('nan'):>9.2f}  "
+                  f"{ok:<3} {note}")
         verdict = "yes" if res["ranked"] else ("n/a (<2 stages)" if len(res["stages"]) < 2 else "NO")
         print(f"  {ex}: by GPU {' < '.join(res['gpu_order'])}; by ESTIMATE {' < '.join(res['estimate_order'])}; "
               f"same order (10 % GPU ties): {verdict}")
@@ -121,19 +161,27 @@ def print_comparison(cmp: dict[str, Any], gpu: dict[str, Any], estimates: dict[s
             for p in res[kind]:
                 print(f"    {kind[:-1].replace('_', ' ')}: {p}")
         if res["size_mismatch"]:
-            print(f"    timed at {gpu['examples'][ex].get('shape')}, estimated for other sizes: {res['size_mismatch']}")
+            print(f"    timed at {timed[ex].get('shape')}, estimated for other sizes: {res['size_mismatch']}")
     print(f"pairs within {int(100 * cmp['tie'])} % of each other on the GPU count as ties (either order is right); "
           f"an estimate that gives two separated stages the same figure is a miss")
     print(cmp["summary"] + f" (GPU {cmp['gpu']}, ESTIMATE column {col})")
 
 
+def _order(names: list[str]) -> list[str]:
+    def rank(folder: str) -> tuple[int, str]:
+        base = Path(folder).name
+        return next((i for i, o in enumerate(ORDER) if base.startswith(o)), len(ORDER)), folder
+
+    return sorted(names, key=rank)
+
+
 def time_gallery(estimates: dict[str, dict[str, dict[str, Any]]], only: list[str] | None, budget: float,
                  out: Path, repeats: int) -> dict[str, Any]:
-    """run_benchmark of each example's estimated stages at the estimate's sizes and dtype; JSON after each."""
+    """run_benchmark of each folder's estimated stages at the estimate's sizes and dtype; JSON after each."""
     from pytorch_to_triton.service import Service
 
     ws = Path(tempfile.mkdtemp(prefix="p2t_rank_"))
-    names = only or [n for n in ORDER if n in estimates] + sorted(set(estimates) - set(ORDER))
+    names = _order([f for f in estimates if not only or any(Path(f).name.startswith(o) for o in only)])
     data: dict[str, Any] = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "budget_s": budget,
                             "gpu": None, "examples": {}, "not_timed": []}
     t0 = time.monotonic()
@@ -144,27 +192,28 @@ def time_gallery(estimates: dict[str, dict[str, dict[str, Any]]], only: list[str
             if left < 15:
                 data["not_timed"].append(ex)
                 continue
-            shutil.copytree(ROOT / "examples" / ex, ws / ex, dirs_exist_ok=True)
+            shutil.copytree(ROOT / ex, ws / ex, dirs_exist_ok=True)
             stages = sorted(estimates.get(ex, {}))
             first = estimates[ex][stages[0]]
-            shape, dtype = list(first["estimated_for"]), first.get("dtype")
+            shape, dtype = first["estimated_for"], first.get("dtype")
             t1 = time.monotonic()
             rec: dict[str, Any] = {"shape": shape, "dtype": dtype, "stages": {}}
+            kw: dict[str, Any] = {"sizes": None} if isinstance(shape, dict) else \
+                {"cases": [{"name": "estimated_for", "shape": list(shape)}], "dtype": dtype}
             try:
                 rep = svc.benchmark(reference=f"{ex}/reference.py", candidates=[f"{ex}/{s}" for s in stages],
-                                    cases=[{"name": "estimated_for", "shape": shape}], dtype=dtype, compile="none",
-                                    repeats=repeats, timeout_s=max(10.0, left))
+                                    compile="none", repeats=repeats, timeout_s=max(10.0, left), **kw)
                 data["gpu"] = data["gpu"] or (rep.environment or {}).get("gpu")
                 for t in rep.timings:
                     row = {"median_ms": t.median_ms, "ok": t.ok, "error": t.error, "suspect": t.suspect or None,
                            "host_ms_per_call": t.host_ms_per_call}
                     if t.impl == "eager":
                         rec["eager"] = row
-                    else:
+                    elif t.impl != "torch.compile":
                         rec["stages"][Path(t.impl).name] = row
                 if not rep.timings:
                     rec["error"] = rep.verdict
-            except Exception as e:  # noqa: BLE001 - one example failing must not stop the rest
+            except Exception as e:  # noqa: BLE001 - one folder failing must not stop the rest
                 rec["error"] = f"{type(e).__name__}: {str(e)[:400]}"
             rec["wall_s"] = round(time.monotonic() - t1, 1)
             data["examples"][ex] = rec
@@ -179,7 +228,7 @@ def time_gallery(estimates: dict[str, dict[str, dict[str, Any]]], only: list[str
 
 
 def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Several GPU JSONs (calls that each timed some examples) as one; a later run's example replaces an earlier's."""
+    """Several GPU JSONs (calls that each timed some folders) as one; a later run's folder replaces an earlier's."""
     names = {r.get("gpu") for r in runs if r.get("gpu")}
     if len(names) > 1:
         raise SystemExit(f"GPU JSONs from different GPUs ({', '.join(sorted(names))}): compare them one at a time")
@@ -194,12 +243,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("time", help="time the estimated stages on this machine's GPU, then compare")
-    t.add_argument("--budget", type=float, default=200.0, help="seconds; no example starts once spent")
-    t.add_argument("--only", help="comma-separated examples (default: every estimated example, ORDER first)")
+    t.add_argument("--budget", type=float, default=200.0, help="seconds; no folder starts once spent")
+    t.add_argument("--only", help="comma-separated folder names or prefixes (default: every estimated folder)")
     t.add_argument("--repeats", type=int, default=1)
     t.add_argument("--out", required=True)
     c = sub.add_parser("compare", help="compare a GPU JSON (from `time`, or earlier medians) with the estimates")
-    c.add_argument("gpu_json", nargs="+", help="one or more (several calls' examples are merged)")
+    c.add_argument("gpu_json", nargs="+", help="one or more (several calls' folders are merged)")
     for p in (t, c):
         p.add_argument("--estimates", default=str(ESTIMATES))
         p.add_argument("--json-out", help="write the comparison here")

@@ -9,7 +9,8 @@ base and cold alternate in order from stage to stage (base first on even stages,
 whose load drifts favours neither), warm comes last; each row carries the 1-minute load average before and after.
 Each stage is validated once with target_gpus "none" right before its timed runs (the reference's cached outputs,
 which hold 16 MiB and not every stage's, and the worker's imports are then warm for base and cold alike). Prints a table and the totals; JSON to
-$OUT/target_compile_cost.json. CPU figures, not GPU ones.
+$OUT/target_compile_cost.json (with each run's dry run at full size, issue 46: its seconds, in base and cold alike).
+CPU figures, not GPU ones.
 
     PYTHONPATH=$PWD/server python benchmarks/target_compile_cost.py [--only softmax] [--repeat 2]
 """
@@ -71,6 +72,7 @@ def main() -> int:
                     rec["failed"] = sum(r.get("ok") is False for r in tc.get("rows") or [])
                     rec[f"{mode}_notes"] = [x[:200] for x in tc.get("notes") or []]
                 rec[f"{mode}_ok"] = c.ok
+                rec[f"{mode}_dry_run_s"] = (c.model_dump().get("full_size") or {}).get("seconds")  # issue 46's
                 if not c.ok:
                     rec[f"{mode}_why"] = c.verdict_line + "; " + "; ".join(f.message[:160] for f in c.findings[:2])
             for m, ts in times.items():

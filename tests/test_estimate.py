@@ -1,5 +1,6 @@
-"""The roofline ESTIMATE without a GPU (issue 29 item 7): counted bytes and tl.dot FLOPs equal the analytic counts,
-a stage that rereads counts more, the scaling to full size, the GPU table, and run_benchmark / report showing it.
+"""The roofline ESTIMATE without a GPU (issues 29, 46): counted bytes and tl.dot FLOPs equal the analytic counts at the
+problem's own size (the dry run's launch list, a few programs of each run under the interpreter), torch ops beside
+the kernels costed, the GPU model, and run_benchmark / report showing it with its method and error.
 
 Fixtures: tests/estimate_fixtures (each file's docstring gives its analytic traffic).
 """
@@ -176,30 +177,43 @@ def test_times_memory_and_dot_bound() -> None:
 
 
 # ---- run_benchmark without a GPU, and the report --------------------------------------------------------------
-@no_gpu
-def test_no_gpu_benchmark_answers_an_estimate_side_by_side(tmp_path: Path) -> None:
+def _bench(tmp_path: Path, pattern: str, reference: str, candidates: list[str], **kw: Any) -> Any:
+    """The no-GPU run_benchmark of fixture files (copied to tmp_path) with the compile for the GPU off (fast)."""
     from pytorch_to_triton.service import Service
 
-    for p in FIX.glob("softmax_*.py"):
+    for p in FIX.glob(pattern):
         shutil.copy(p, tmp_path / p.name)
-    svc = Service(tmp_path, device="cpu")
+    os.environ["P2T_TARGET_GPUS"] = "none"
     try:
-        rep = svc.benchmark(reference="softmax_reference.py",
-                            candidates=["softmax_one_pass.py", "softmax_recompute.py"], gpu="L4")
+        svc = Service(tmp_path, device="cpu")
+        try:
+            return svc.benchmark(reference=reference, candidates=candidates, **kw)
+        finally:
+            svc.close()
     finally:
-        svc.close()
+        os.environ.pop("P2T_TARGET_GPUS", None)
+
+
+@no_gpu
+def test_no_gpu_benchmark_counts_at_the_full_size_side_by_side(tmp_path: Path) -> None:
+    """Softmax rows of 781 at the bench shape 4096 x 781 itself (no count point, no fit): one pass loads 4 M N
+    bytes, the recompute 12 M N; the table says the method and its error; the report keeps the rows."""
+    rep = _bench(tmp_path, "softmax_*.py", "softmax_reference.py", ["softmax_one_pass.py", "softmax_recompute.py"],
+                 gpu="L4")
     assert rep.ok and rep.verdict.startswith("ESTIMATE only (no GPU)") and not rep.timings
     est = {e["stage"]: e for e in rep.model_extra["estimate"]}
     one, three = est["softmax_one_pass.py"], est["softmax_recompute.py"]
-    # counted at the bench shape halved to fit the interpreter (its own row width), fitted over the rows (issue 40)
-    assert one["measured_sizes"] == [256, 391] and one["full_sizes"] == [4096, 781]
-    assert one["counted"]["load_bytes"] == 4 * 256 * 391 and three["counted"]["load_bytes"] == 12 * 256 * 391
-    assert one["scale"]["bytes"] == pytest.approx(4096 * 781 / (256 * 391))  # inputs + outputs grow with M N
-    assert one["fit"]["sizes"] == ["dim0", "dim1"] and one["fit"]["held_back"]["max_relative_error"] < 1e-9
-    assert one["scaled"]["load_bytes"] == pytest.approx(4 * 4096 * 781)
-    assert three["times"]["est_us"] == pytest.approx(2 * one["times"]["est_us"])  # 16 vs 8 bytes per element
+    assert one["estimated_for"] == [4096, 781] and "BENCH_SHAPES" in one["sizes_label"]
+    (la,) = one["launches"]
+    assert la["grid"] == [4096, 1, 1] and la["sampled"] == 4 and la["sample_error"] == 0.0
+    assert la["counts"]["load_bytes"] == pytest.approx(4 * 4096 * 781)
+    assert three["launches"][0]["counts"]["load_bytes"] == pytest.approx(12 * 4096 * 781)
+    # a 3 KB row's rereads stay in L2 (4096 programs x 3 KB): DRAM sees each byte once, L2 serves the two rereads
+    assert three["times"]["est_us"] > one["times"]["est_us"] and one["error"]["counts"] == 0.0
+    assert three["launches"][0]["counts"]["program_unique_bytes"] == pytest.approx(8 * 4096 * 781)
     assert "ESTIMATE µs on L4" in rep.summary and "| softmax_recompute.py |" in rep.summary
-    assert "rank" in rep.summary and "bench softmax_reference.py" in rep.reproduce and "--gpu L4" in rep.reproduce
+    assert "dry run, full size" in rep.summary and "counts exact" in rep.summary and "Method:" in rep.summary
+    assert "bench softmax_reference.py" in rep.reproduce and "--gpu L4" in rep.reproduce
     md = journal.render_report(tmp_path, journal.task_id(tmp_path / "softmax_reference.py", tmp_path))
     assert "Roofline ESTIMATE per stage" in md and "ESTIMATE µs on H200 SXM" in md
     assert "| softmax_one_pass.py |" in md and "| softmax_recompute.py |" in md
@@ -208,39 +222,29 @@ def test_no_gpu_benchmark_answers_an_estimate_side_by_side(tmp_path: Path) -> No
 
 
 @no_gpu
-def test_a_dot_kernels_loads_scale_with_its_flops(tmp_path: Path) -> None:
-    """A 32-tiled matmul rereads A once per column block and B once per row block: at the full 1024 x 2048 x 512 its
-    loads are 4 (M K N / 32 + K N M / 32) bytes, which the fit over M, K, N reaches exactly from 256 x 256 x 256."""
-    from pytorch_to_triton.service import Service
-
-    for p in FIX.glob("matmul_*.py"):
-        shutil.copy(p, tmp_path / p.name)
-    svc = Service(tmp_path, device="cpu")
-    try:
-        rep = svc.benchmark(reference="matmul_reference.py", candidates=["matmul_tiled.py"])
-    finally:
-        svc.close()
+def test_a_tiled_matmuls_rereads_are_counted_exactly_at_full_size(tmp_path: Path) -> None:
+    """A 32-tiled matmul rereads A once per column block and B once per row block: at the full 1024 x 2048 x 512
+    its loads are 4 (M K N / 32 + K N M / 32) bytes, counted from a few programs (and three of each K loop's trips)."""
+    rep = _bench(tmp_path, "matmul_*.py", "matmul_reference.py", ["matmul_tiled.py"])
     e = rep.model_extra["estimate"][0]
     m, k, n = 1024, 2048, 512
-    assert e["measured_sizes"] == [256, 256, 256] and e["scaled"]["dot_flops"] == {"tf32": pytest.approx(2.0 * m * n * k)}
-    assert e["scaled"]["load_bytes"] == pytest.approx(4 * (m * k * n / 32 + k * n * m / 32))
-    # 268 MB requested at 4.8 TB/s (56 µs) outweighs 2.1 GFLOP of TF32 (26 µs at the H200's measured fp32-input tf32
-    # rate): 32 x 32 tiles reread too much,
-    # which is the signal to use bigger tiles.
-    assert e["times"]["bound"] == "memory" and e["times"]["t_dot_us"] == pytest.approx(2.0 * m * n * k / 82.1e6)
+    c = e["launches"][0]["counts"]
+    assert e["estimated_for"] == [1024, 2048, 512] and c["dot_flops"] == {"tf32": pytest.approx(2.0 * m * n * k)}
+    assert c["load_bytes"] == pytest.approx(4 * (m * k * n / 32 + k * n * m / 32))
+    assert c["dot_tile"] == [32, 32, 32]
 
 
 @no_gpu
 def test_cli_bench_without_gpu_prints_the_estimate(tmp_path: Path) -> None:
     for p in FIX.glob("vadd_*.py"):
         shutil.copy(p, tmp_path / p.name)
-    env = {**os.environ, "PYTHONPATH": pythonpath()}
+    env = {**os.environ, "PYTHONPATH": pythonpath(), "P2T_TARGET_GPUS": "none"}
     out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "bench", "vadd_reference.py", "vadd_stage1.py",
                           "--gpu", "h100", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
                          env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "ESTIMATE µs on H100 SXM" in out.stdout and ("| vadd_stage1.py | the benchmark's shape halved to fit the "
-                                                       "interpreter | 50.33 MB") in out.stdout, out.stdout
+    assert "ESTIMATE µs on H100 SXM" in out.stdout and "| vadd_stage1.py | [4194304] | dry run, full size | 50.33 MB" \
+        in out.stdout, out.stdout
     bad = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "bench", "vadd_reference.py", "vadd_stage1.py",
                           "--gpu", "B200", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
                          env=env, timeout=300)
@@ -248,124 +252,122 @@ def test_cli_bench_without_gpu_prints_the_estimate(tmp_path: Path) -> None:
 
 
 @no_gpu
-def test_kernelbench_problem_is_counted_shrunk_and_scaled(tmp_path: Path) -> None:
-    """4096 x 4096 relu: counted at the validation's shrunk sizes, scaled to the problem's own by the I/O ratio
-    (exact for an elementwise kernel: 4 B D bytes each way at full size)."""
+def test_kernelbench_problem_is_counted_at_its_own_sizes_and_at_yours(tmp_path: Path) -> None:
+    """4096 x 4096 relu at the problem's own sizes (4 B D bytes each way); with sizes batch_size=3 the estimate is
+    for batch 3 (issue 46: it counted batch 3 and called it batch 128), as run_benchmark would time on a GPU."""
+    rep = _bench(tmp_path, "kb_relu*.py", "kb_relu.py", ["kb_relu_stage1.py"], gpu="RTX 4090")
+    e = rep.model_extra["estimate"][0]
+    assert e["ok"], e
+    assert e["estimated_for"] == {"batch_size": 4096, "dim": 4096} and e["sizes_label"] == "the problem's own sizes"
+    c = e["launches"][0]["counts"]
+    assert c["load_bytes"] == pytest.approx(4 * 4096 * 4096) == c["store_bytes"]
+    assert "ESTIMATE µs on RTX 4090" in rep.summary and "batch_size=4096, dim=4096" in rep.summary
+    small = _bench(tmp_path, "kb_relu*.py", "kb_relu.py", ["kb_relu_stage1.py"], sizes={"batch_size": 3})
+    s = small.model_extra["estimate"][0]
+    assert s["estimated_for"] == {"batch_size": 3, "dim": 4096} and "your sizes (batch_size=3)" in s["sizes_label"]
+    assert s["launches"][0]["counts"]["load_bytes"] == pytest.approx(4 * 3 * 4096)
+    assert "--sizes batch_size=3" in small.reproduce
+
+
+@no_gpu
+def test_library_calls_are_costed_and_work_is_checked_against_the_reference(tmp_path: Path) -> None:
+    """A stage that keeps the matmul in torch: cuBLAS's 2 M N K FLOPs in fp32 (TF32 off for matmul by default) are
+    in its count; a stage whose kernel does a quarter of the reference's work gets a warning in the table."""
+    rep = _bench(tmp_path, "kb_linear*.py", "kb_linear.py", ["kb_linear_library.py", "kb_linear_quarter.py"])
+    est = {e["stage"]: e for e in rep.model_extra["estimate"]}
+    lib = est["kb_linear_library.py"]
+    mm = [o for o in lib["library"] if o["flops"]]
+    assert len(mm) == 1 and mm[0]["flops"] == 2.0 * 4096 ** 3 and mm[0]["precision"] == "fp32", lib["library"]
+    assert lib["reference_full"]["flops"] == 2.0 * 4096 ** 3
+    quarter = est["kb_linear_quarter.py"]
+    assert quarter["launches"][0]["counts"]["dot_flops"]["ieee"] == pytest.approx(2.0 * 4096 ** 3 / 4)
+    row = next(ln for ln in rep.summary.splitlines() if ln.startswith("| kb_linear_quarter.py"))
+    assert "WARNING: counts 34.9 GFLOP, 25% of the reference's 137 GFLOP" in row, row
+    assert "WARNING" not in next(ln for ln in rep.summary.splitlines() if ln.startswith("| kb_linear_library.py"))
+
+
+@no_gpu
+def test_the_sidecars_declared_work_stands_beside_the_counted(tmp_path: Path) -> None:
+    (tmp_path / "kb_linear.p2t.toml").write_text('[bench]\nbytes = "4 * batch_size * (in_features + out_features)"\n'
+                                                 'flops = "2 * batch_size * in_features * out_features"\n')
+    rep = _bench(tmp_path, "kb_linear*.py", "kb_linear.py", ["kb_linear_stage1.py"])
+    full = rep.model_extra["estimate"][0]["reference_full"]
+    assert full["declared_bytes"] == 4 * 4096 * 8192 and full["declared_flops"] == 2 * 4096 ** 3, full
+    assert full["flops"] == 2 * 4096 ** 3 and full["bytes_source"].startswith("declared")
+    assert rep.sidecar and rep.sidecar["used"]
+
+
+@no_gpu
+def test_a_wrapper_that_reads_values_is_counted_shrunk_and_labelled(tmp_path: Path) -> None:
+    """No dry run for a wrapper that calls .item(): one interpreted call at the validated size stands in, scaled by
+    the reference's ratio, and the table says so."""
     from pytorch_to_triton.service import Service
 
-    for p in FIX.glob("kb_relu*.py"):
-        shutil.copy(p, tmp_path / p.name)
+    shutil.copytree(ROOT / "tests" / "dry_run_fixtures" / "value_branch", tmp_path / "vb")
+    (tmp_path / "vb" / "reference.p2t.toml").write_text("[sizes.interpreter]\nbatch_size = 8\ndim = 64\n")
     svc = Service(tmp_path, device="cpu")
     try:
-        rep = svc.benchmark(reference="kb_relu.py", candidates=["kb_relu_stage1.py"], gpu="RTX 4090")
+        rep = svc.benchmark(reference="vb/reference.py", candidates=["vb/stage_reads_values.py"])
     finally:
         svc.close()
     e = rep.model_extra["estimate"][0]
-    assert e["ok"], e
-    assert e["full_sizes"] == {"batch_size": 4096, "dim": 4096} and e["measured_at"] == "the validated (shrunk) size"
-    # no tl.dot: masked loads and stores count their live lanes, so nothing is re-counted past the 1024 block
-    b, d = e["measured_sizes"]["batch_size"], e["measured_sizes"]["dim"]
-    assert b * d < 4096 * 4096 and e["counted"]["load_bytes"] == 4 * b * d == e["counted"]["store_bytes"]
-    assert e["scaled"]["load_bytes"] == pytest.approx(4 * 4096 * 4096)
-    assert e["times"]["est_us"] == pytest.approx(8 * 4096 * 4096 / 1008e9 * 1e6)
-    assert "ESTIMATE µs on RTX 4090" in rep.summary
+    assert e["ok"] and "reads tensor values on the host" in e["fallback"]
+    assert e["counted_at"] == {"batch_size": 8, "dim": 64} and "[sizes.interpreter]" in e["measured_at"]
+    assert e["estimated_for"] == {"batch_size": 4096, "dim": 256}
+    assert e["scaled"]["load_bytes"] == pytest.approx(4 * 4096 * 256)
+    assert "shrunk run, scaled" in rep.summary
 
 
 def test_a_candidate_that_fails_is_a_row_not_an_estimate() -> None:
     from pytorch_to_triton.roofline_estimate import table
 
-    lines = table([("stage2.py", {"ok": False, "measured_at": "the largest validation case",
-                                  "error": "IndexError: out of range"})], gpu_peaks.lookup("l4"))
-    assert lines[-1].startswith("| stage2.py | the largest validation case | not counted: IndexError")
+    lines = table([("stage2.py", {"ok": False, "estimated_for": [64, 64], "error": "IndexError: out of range"})],
+                  gpu_peaks.lookup("l4"))
+    assert lines[-1].startswith("| stage2.py | [64, 64] | – | not counted: IndexError")
     assert "ESTIMATE" not in lines[-1]
 
 
-@no_gpu
-def test_a_shrunk_size_inside_the_candidates_block_is_counted_again_past_it(tmp_path: Path) -> None:
-    """A trial's attention at the shrunk seq_len 32 ran 128-wide tiles: the padded tl.dot work, scaled 10712x to
-    full size, ranked its faster stage slower. A dot kernel is counted again where no varied size sits inside one
-    of its blocks; here the tl.dot FLOPs then scale to exactly 2 M N K."""
-    from pytorch_to_triton.service import Service
-
-    for p in FIX.glob("kb_linear*.py"):
-        shutil.copy(p, tmp_path / p.name)
-    svc = Service(tmp_path, device="cpu")
-    try:
-        rep = svc.benchmark(reference="kb_linear.py", candidates=["kb_linear_stage1.py"])
-    finally:
-        svc.close()
-    e = rep.model_extra["estimate"][0]
-    assert e["ok"], e
-    assert "grown past the candidate's blocks" in e["measured_at"], e["measured_at"]
-    assert e["measured_sizes"]["batch_size"] == 512, e["measured_sizes"]  # 2 x BLOCK_M, from the shrunk 128
-    assert any("inside one of the candidate's 256-wide blocks" in n for n in rep.notes), rep.notes
-    assert e["scaled"]["dot_flops"]["ieee"] == pytest.approx(2.0 * 4096 ** 3, rel=1e-6)
+def _launch(load: float, dots: dict[str, float] | None = None, programs: int = 100000, **kw: Any) -> dict[str, Any]:
+    return {"kernel": "k", "repeats": 1, "grid": [programs, 1, 1], "programs": programs, "sampled": 4, "planned": 4,
+            "sample_error": 0.0, "options": {"num_warps": 4}, "unique_bytes": load,
+            "counts": {"load_bytes": load, "store_bytes": 0.0, "loads": load / 1024, "stores": 0.0,
+                       "dot_flops": dots or {}, "ew_flops": 0.0, "sfu_ops": 0.0, "dot_tile": [128, 128, 64],
+                       "program_unique_bytes": load}, **kw}
 
 
-@no_gpu
-def test_the_sidecars_declared_work_is_the_estimates_reference(tmp_path: Path) -> None:
-    """A trial's [bench] bytes/flops (the causal half of the FLOPs, no unused parameters) were ignored by the no-GPU
-    benchmark ('sidecar: null'); they now stand for the reference's work at full size."""
-    from pytorch_to_triton.service import Service
+def test_the_model_sums_launches_keeps_the_fastest_config_and_ties_inside_the_error() -> None:
+    from pytorch_to_triton.roofline_estimate import DRAM_EFF, TIE, compare_lines, stage_time
 
-    for p in FIX.glob("kb_linear*.py"):
-        shutil.copy(p, tmp_path / p.name)
-    (tmp_path / "kb_linear.p2t.toml").write_text('[bench]\nbytes = "4 * batch_size * (in_features + out_features)"\n'
-                                                 'flops = "2 * batch_size * in_features * out_features"\n')
-    svc = Service(tmp_path, device="cpu")
-    try:
-        rep = svc.benchmark(reference="kb_linear.py", candidates=["kb_linear_stage1.py"])
-    finally:
-        svc.close()
-    full = rep.model_extra["estimate"][0]["reference_full"]
-    assert full["bytes"] == 4 * 4096 * 8192 and full["flops"] == 2 * 4096 ** 3, full
-    assert full["bytes_source"].startswith("declared") and rep.sidecar and rep.sidecar["used"]
-    assert any("[bench] declares" in n for n in rep.notes)
+    h100 = gpu_peaks.lookup("h100")
+    one = stage_time({"ok": True, "launches": [_launch(1e9)], "library": []}, h100)
+    assert one["bound"] == "memory" and one["est_us"] == pytest.approx(1e9 / (3350e9 * DRAM_EFF) * 1e6 + 2.0)
+    slow = _launch(4e9)
+    tuned = {**slow, "alternatives": [{**_launch(1e9), "config": "BLOCK=1024"}]}
+    assert stage_time({"launches": [tuned], "library": []}, h100)["est_us"] == pytest.approx(one["est_us"])
+    lib = stage_time({"launches": [], "library": [{"op": "mm", "flops": 67e12 * 1e-3, "bytes": 1e6,
+                                                    "precision": "fp32", "dtype": "float32"}]}, h100)
+    assert lib["bound"] == "library" and lib["est_us"] > 1000.0
+    rows = [("stage1.py", {"ok": True, "launches": [_launch(1e9)], "library": []}),
+            ("stage2.py", {"ok": True, "launches": [_launch(1e9 * (1 - TIE / 2))], "library": []}),
+            ("stage3.py", {"ok": True, "launches": [_launch(0.2e9)], "library": []})]
+    lines = compare_lines(rows, h100)
+    assert "a tie; no gain can be claimed without a GPU" in lines[0] and "faster by more than" in lines[1]
 
 
-def test_the_fit_recovers_how_each_count_grows_with_each_size() -> None:
-    """Issue 40 item 3: one counted run per size with that size doubled gives each count's exponent in it; the
-    product of power laws extrapolates to the problem's own sizes."""
-    from pytorch_to_triton.worker.benchmark.estimate import fit_counts, predict
+def test_a_grid_smaller_than_the_gpu_cannot_reach_its_bandwidth() -> None:
+    from pytorch_to_triton.roofline_estimate import launch_time
 
-    base_q = {"load_bytes": 100.0, "dot_flops:ieee": 50.0}
-    base = {"m": 10, "k": 20}
-    runs = {"m": ({"m": 20, "k": 20}, {"load_bytes": 200.0, "dot_flops:ieee": 100.0}),
-            "k": ({"m": 10, "k": 40}, {"load_bytes": 400.0, "dot_flops:ieee": 100.0})}
-    exps = fit_counts(base_q, base, runs)
-    assert exps["m"]["load_bytes"] == pytest.approx(1.0) and exps["k"]["load_bytes"] == pytest.approx(2.0)
-    at = predict(base_q, base, exps, {"m": 40, "k": 80})
-    assert at["load_bytes"] == pytest.approx(100 * 4 * 16) and at["dot_flops:ieee"] == pytest.approx(50 * 4 * 4)
-
-
-def test_pinned_sizes_are_a_count_point_never_the_full_size() -> None:
-    """Issue 40: with [sizes] pinned for the interpreter, the estimate called them 'the full size itself' and was
-    for them. It counts there and estimates for the problem's own sizes."""
-    from pytorch_to_triton.worker.benchmark import estimate
-    from pytorch_to_triton.worker.validation.loader import load_task
-
-    task = load_task(FIX / "kb_relu.py", FIX / "kb_relu_stage1.py", None, None, "cpu")
-    measured, full, _, where = estimate._plan_kernelbench(task, {"sizes": {"batch_size": 64, "dim": 256}}, "cpu")
-    assert full == {"batch_size": 4096, "dim": 4096}, full
-    assert measured == {"batch_size": 64, "dim": 256} and "the full size" not in where and "your sizes=" in where
-
-
-def test_the_estimate_says_what_it_fitted_and_its_held_back_error() -> None:
-    from pytorch_to_triton.roofline_estimate import fit_line
-
-    rec = {"fit": {"sizes": ["batch_size", "dim"], "count_point": {"batch_size": 64, "dim": 385, "groups": 4},
-                   "estimated_for": {"batch_size": 4096, "dim": 4096, "groups": 32},
-                   "exponents": {"batch_size": {"load_bytes": 1.0}, "dim": {"load_bytes": 1.0}},
-                   "held_back": {"sizes": {"batch_size": 96, "dim": 512}, "max_relative_error": 0.031}}}
-    line = fit_line("stage1.py", rec)
-    assert "fitted over batch_size, dim" in line and "3.1%" in line and "not fitted" in line and "groups" in line
-    assert fit_line("stage2.py", {"fit_note": "no fit (x)"}) == "stage2.py: no fit (x)"
+    h100 = gpu_peaks.lookup("h100")
+    wide = launch_time(_launch(1e9, programs=100000), h100)  # 1 KB per load, 16 programs per SM: saturated
+    serial = launch_time(_launch(1e9, programs=1), h100)  # one program's 1 KB loads on one SM
+    assert wide["bound"] == "memory" and wide["parallelism"] == 1.0
+    assert serial["bound"] == "latency" and serial["est_us"] > 100 * wide["est_us"]
 
 
 def test_the_bench_shape_is_halved_to_a_count_point_on_the_same_path() -> None:
-    """Issue 40: a function-form reference is counted at its bench shape halved (the largest dimension above 256
-    first, then batch and heads, the last dimension last), not at the largest validation case (softmax stage 3 took
-    its long-row path at 3 x 20000); a halving the reference refuses is undone and that dimension left alone."""
+    """The fallback's count point (a wrapper that reads values) for a function-form reference: its bench shape halved
+    (the largest dimension above 256 first, then batch and heads, the last dimension last); a halving the reference
+    refuses is undone and that dimension left alone."""
     from pytorch_to_triton.worker.benchmark.estimate import halved_shape
 
     assert halved_shape((16384, 4096), lambda s: 2 * s[0] * s[1] <= 1 << 20) == (512, 1024)

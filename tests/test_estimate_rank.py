@@ -1,6 +1,7 @@
-"""benchmarks/estimate_rank.py's comparison of GPU medians with the CPU's ESTIMATE (issue 40), end to end on CPU
+"""benchmarks/estimate_rank.py's comparison of GPU medians with the CPU's ESTIMATE (issues 40, 46), end to end on CPU
 from a fake GPU JSON: a swap is detected, a pair within 10 % on the GPU is a tie, an estimate that cannot separate
-two stages the GPU separates is a miss, a size other than the estimate's is not compared. Nothing is timed."""
+two stages the GPU separates is a miss, a size other than the estimate's is not compared, each stage's GPU / ESTIMATE
+ratio is judged against 2x, and a saved record is re-timed with today's model. Nothing is timed."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def test_other_sizes_and_failed_stages(tmp_path: Path) -> None:
     assert cmp["examples"]["resized"]["size_mismatch"] and not cmp["examples"]["resized"]["ranked"]
     assert cmp["examples"]["failed"]["stages"] == ["stage2.py"]  # no median, no estimate: left out
     assert cmp["counted"] == ["swapped", "tied", "flat", "resized"]  # "failed" has one stage left: not counted
-    assert cmp["summary"] == "ranked as measured: 1 of 4 examples"
+    assert cmp["summary"] == "within 2x: 0 of 10 stages; ranked as measured: 1 of 4 folders"
     assert cmp["estimate_column"] == "H100"
     assert rank.compare(_gpu("NVIDIA H200"), rank.load_estimates(est))["estimate_column"] == "H200"
 
@@ -104,5 +105,30 @@ def test_compare_command_prints_orders_pairs_and_summary(tmp_path: Path) -> None
         in p.stdout
     assert "    swap: stage2.py" in p.stdout and "    gpu tie: stage1.py" in p.stdout
     assert "pairs within 10 % of each other on the GPU count as ties" in p.stdout
-    assert "ranked as measured: 1 of 4 examples" in p.stdout
+    assert "within 2x: 0 of 10 stages; ranked as measured: 1 of 4 folders" in p.stdout
     assert json.loads(out.read_text())["ranked"] == ["tied"]
+
+
+def test_ratios_within_2x_and_a_saved_record_retimed_by_todays_model(tmp_path: Path) -> None:
+    """A stage whose median is 1.5x its ESTIMATE is within 2x, one at 3x is not; a row that keeps its counts (the
+    worker's record) is timed by roofline_estimate.stage_time now, not by the figure saved with it; an older GPU
+    JSON that names a gallery example without examples/ still finds it."""
+    from pytorch_to_triton import gpu_peaks
+    from pytorch_to_triton.roofline_estimate import stage_time
+
+    launch = {"kernel": "k", "repeats": 1, "grid": [4096, 1, 1], "programs": 4096, "sampled": 4, "planned": 4,
+              "sample_error": 0.0, "options": {"num_warps": 4}, "unique_bytes": 3e9,
+              "counts": {"load_bytes": 2e9, "store_bytes": 1e9, "loads": 1e6, "stores": 5e5, "dot_flops": {},
+                         "ew_flops": 0.0, "sfu_ops": 0.0, "dot_tile": [0, 0, 0], "program_unique_bytes": 3e9}}
+    record = {"ok": True, "launches": [launch], "library": []}
+    now = stage_time(record, gpu_peaks.lookup("H100"))["est_us"]
+    est = {"stages": {"examples/copy/stage1.py": {"ok": True, "record": record, "estimate_us": {"H100": 1.0},
+                                                 "estimated_for": [8], "dtype": "float32"},
+                      "examples/copy/stage2.py": _est(now / 1.4, [8])}}
+    (tmp_path / "e.json").write_text(json.dumps(est))
+    gpu = {"gpu": "NVIDIA H100 80GB HBM3", "examples": {"copy": {"shape": [8], "stages": {
+        "stage1.py": {"median_ms": 1.5 * now / 1e3}, "stage2.py": {"median_ms": 3 * now / 1e3}}}}}
+    res = rank.compare(gpu, rank.load_estimates(tmp_path / "e.json"))
+    r = res["examples"]["examples/copy"]
+    assert r["ratio"]["stage1.py"] == 1.5 and r["within"] == {"stage1.py": True, "stage2.py": False}
+    assert res["summary"].startswith("within 2x: 1 of 2 stages")

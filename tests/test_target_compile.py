@@ -154,7 +154,11 @@ def test_estimate_carries_the_resources_for_its_gpu(tmp_path: Path):
     assert res["targets"] == ["sm_89"] and res["rows"] and all(r["ok"] for r in res["rows"])
     row = res["rows"][0]
     assert row["n_regs"] > 0 and row["n_spills"] == 0 and 0 < row["occupancy"] <= 1
-    assert any("registers" in n and "sm_89" in n for n in rep.notes), rep.notes
+    # every config in one table of the text (issue 46), not one line naming one config
+    assert "| stage | kernel | config | target | registers | spills | shared B | occupancy |" in rep.summary
+    assert row["full_size"]  # the dry run's launch at the benchmark's shape, the one the GPU would run
+    assert f"| softmax_one_pass.py | {row['kernel']} (full size) | {row['config']} | sm_89 | {row['n_regs']} |" \
+        in rep.summary
 
 
 def _autotuned():
@@ -282,4 +286,4 @@ def test_plan_notes_say_the_latest_count_once():
     comp.submit(specs[:1])
     comp.submit(specs)
     notes = [n for n in comp.section()["notes"] if "specialisations launched" in n]
-    assert notes == ["clean_kernel: 2 specialisations launched, the first 0 compiled for the target"]
+    assert notes == ["clean_kernel: 2 specialisations launched by the cases, the first 0 compiled for the target"]

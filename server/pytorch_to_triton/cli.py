@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, gpu_targets
 from .errors import P2TError
 
 
@@ -90,6 +90,10 @@ def _validation_text(rep: Any) -> str:
             lines.append(f"  [robustness: {r.title}] {r.check} on {r.case}: {r.message}  -> {r.fix}")
         for n in cand.notes[:5]:
             lines.append(f"  note: {n}")
+        table = gpu_targets.config_table([(Path(cand.candidate).name, (cand.model_extra or {}).get("target_compile")
+                                           or getattr(cand, "target_compile", None))])
+        if table:  # every config compiled for the target, in one table (issue 46)
+            lines += ["", *("  " + ln for ln in table), ""]
         if cand.error and cand.error.get("traceback"):
             lines.append("  " + cand.error["traceback"].replace("\n", "\n  "))
     lines.append(f"reproduce: {rep.reproduce}")
@@ -174,8 +178,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     finally:
         svc.close()
     if (rep.model_extra or {}).get("estimate") is not None:  # no GPU: the roofline ESTIMATE table, not timings
-        text = "\n".join([rep.verdict, "", rep.summary, "", f"note: {rep.notes[-1]}" if rep.notes else "",
-                          f"reproduce: {rep.reproduce}"])
+        text = "\n".join([rep.verdict, "", rep.summary, "", f"reproduce: {rep.reproduce}"])
     elif not rep.timings and rep.explain is not None:  # explain only (no GPU, no candidates)
         text = rep.verdict
     else:
@@ -290,7 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sweep", help='JSON, e.g. \'{"param": "N", "values": [256, 1024], "shape": [4096, "N"]}\'')
     b.add_argument("--compile", default="default", choices=["default", "max-autotune", "reduce-overhead", "none"])
     b.add_argument("--cuda-graph", action="store_true")
-    b.add_argument("--sizes", help="KernelBench: time at these module-level sizes, e.g. batch_size=7,dim=1000")
+    b.add_argument("--sizes", help="KernelBench: time (no GPU: estimate) at these module-level sizes, e.g. "
+                   "batch_size=7,dim=1000; the estimate says which sizes it is for")
     b.add_argument("--repeats", type=int, default=3)
     b.add_argument("--timeout", type=float, default=600)
     b.add_argument("--device", default=None)

@@ -34,6 +34,8 @@ class GPU:
     # (tf32x3 = a third of tf32, far above ieee) was wrong on the H200, where tf32x3 ran slower than ieee.
     fp32_dot: dict[str, float] = field(default_factory=dict)
     fp32_dot_source: str = ""
+    sms: int = 132  # streaming multiprocessors (the estimate's waves and parallelism: roofline_estimate.py)
+    l2_mb: float = 50.0  # L2 cache (whether a program's rereads of its own data stay in it: roofline_estimate.py)
 
     def peak(self, precision: str) -> float:
         """TFLOP/s for a tl.dot precision (a precision the GPU lacks falls back to the next wider one)."""
@@ -67,14 +69,14 @@ GPUS: tuple[GPU, ...] = (
                          "(benchmarks/RESULTS.md, issue 29 item 6): tf32 1.674 ms, tf32x3 3.870, ieee 3.251"),),
     GPU("A100 80GB", 2039, {"fp32": 19.5, "tf32": 156, "bf16": 312, "fp16": 312, "int8": 624},
         "NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column; dense figures; no FP8)",
-        aliases=("a100", "a100-80gb", "a100-sxm", "a100sxm")),
+        aliases=("a100", "a100-80gb", "a100-sxm", "a100sxm"), sms=108, l2_mb=40),
     GPU("L4", 300, {"fp32": 30.3, "tf32": 60, "bf16": 121, "fp16": 121, "fp8": 242.5, "int8": 242.5},
         "NVIDIA L4 Tensor Core GPU datasheet (tensor figures halved from 'with sparsity')",
-        aliases=("l4",)),
+        aliases=("l4",), sms=58, l2_mb=48),
     GPU("RTX 4090", 1008, {"fp32": 82.6, "tf32": 82.6, "bf16": 165.2, "fp16": 165.2, "fp8": 330.3, "int8": 660.6},
         "NVIDIA Ada Lovelace GPU architecture whitepaper, GeForce RTX 4090 column (dense; FP16/BF16/FP8 with FP32 "
         "accumulate, as tl.dot accumulates)",
-        aliases=("rtx4090", "rtx-4090", "4090", "geforce-rtx-4090")),
+        aliases=("rtx4090", "rtx-4090", "4090", "geforce-rtx-4090"), sms=128, l2_mb=72),
 )
 DEFAULT = "H200 SXM"
 _CUSTOM = re.compile(r"^\s*([^:]+):(.*)$")
@@ -110,6 +112,7 @@ def lookup(name: str | None) -> GPU:
             raise UsageError(f"gpu {name!r}: a custom GPU needs at least bw (GB/s) and fp32 (TFLOP/s), e.g. "
                              "'MyGPU:bw=2000,fp32=40,tf32=200,bf16=400'")
         bw = vals.pop("bw")
-        return GPU(m.group(1).strip(), bw, vals, "given by the user")
+        sms = int(vals.pop("sms", 132))
+        return GPU(m.group(1).strip(), bw, vals, "given by the user", sms=sms)
     raise UsageError(f"unknown gpu {name!r}; use one of {known()}, or describe yours as "
                      "'NAME:bw=GB/s,fp32=TFLOP/s,tf32=...,bf16=...'")

@@ -44,3 +44,27 @@ def parse(value: Any) -> list[int]:
                              f"({', '.join(sorted(n for n in NAMES if ' ' not in n))}), or 'none' to skip the compile")
         out.append(cc)
     return list(dict.fromkeys(out))
+
+
+def config_table(sections: list[tuple[str, dict[str, Any] | None]]) -> list[str]:
+    """Every config of every launch compiled for the target GPU on this CPU (a target_compile section per stage), in
+    one markdown table: registers, spills, shared memory, occupancy; a config left at Triton's frontend or refused
+    by the compiler says so. [] when nothing was compiled."""
+    out = ["| stage | kernel | config | target | registers | spills | shared B | occupancy |",
+           "|---|---|---|---|---|---|---|---|"]
+    for stage, section in sections:
+        section = section or {}
+        if section.get("error"):
+            out.append(f"| {stage} | – | no compile for the GPU: {str(section['error'])[:100]} | | | | | |")
+            continue
+        for r in section.get("rows") or []:
+            size = " (full size)" if r.get("full_size") else ""
+            head = f"| {stage} | {r['kernel']}{size} | {str(r['config'])[:70]} | {r['target']} |"
+            if not r.get("ok"):
+                out.append(f"{head} compile error | | | |")
+            elif r.get("level") == "front":
+                out.append(f"{head} frontend only | | | |")
+            else:
+                occ = f"{r['occupancy']:.0%} ({r.get('limited_by')})" if r.get("occupancy") is not None else "–"
+                out.append(f"{head} {r.get('n_regs')} | {r.get('n_spills')} | {r.get('shared')} | {occ} |")
+    return out if len(out) > 2 else []

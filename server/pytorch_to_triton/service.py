@@ -334,6 +334,8 @@ class Service:
                    "candidate_entry": candidate_entry, "dtype": dtype, "cases": _cases(cases), "sweep": sweep,
                    "sizes": check_sizes(sizes) if sizes else None}
             est.update({k: v for k, v in side_args.items() if k in ("bytes_expr", "flops_expr") and v})
+            if side_args.get("sizes_interpreter"):
+                est["sizes_interpreter"] = check_sizes(side_args["sizes_interpreter"], "sizes.interpreter")
             if explain and not cand_paths:  # the plan alone: nothing to estimate
                 report = BenchmarkReport(ok=True, verdict="explain only (no GPU, no candidates)", device="cpu",
                                          reference=self.ws.relative(ref))

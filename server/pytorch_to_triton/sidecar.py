@@ -539,6 +539,10 @@ def for_benchmark(side: Sidecar | None, *, dtype: str | None, cases: list[Any] |
         used.append(f"{len(out['cases'])} bench case(s)")
     out["tolerances"] = _merge_tols(side, None, used)
     out["sizes"] = _merge_sizes({**side.sizes, **side.bench.get("sizes", {})}, sizes, used, "sizes")
+    if side.sizes_interpreter and sizes is None:  # where validation runs under the interpreter; never a GPU's size
+        out["sizes_interpreter"] = dict(side.sizes_interpreter)
+        used.append("interpreter-only sizes " + ", ".join(f"{k}={v}" for k, v in side.sizes_interpreter.items())
+                    + " (the no-GPU estimate's fallback count point; the estimate is for the sizes above)")
     for k in ("bytes", "flops"):
         if side.bench.get(k):
             out[f"{k}_expr"] = side.bench[k]

@@ -17,10 +17,10 @@ from typing import Any
 import torch
 
 from ..device.runtime import RECORDER, Runtime, launch_hook
+from ..validation import cases as cs
 from ..validation import compare as cmp
 from ..validation import kernelbench as kbench
 from ..validation import memory
-from ..validation.cases import DEFAULT_SHAPES
 from ..validation.guards import PatchWatch
 from ..validation.loader import load_task
 from ..validation.nest import flatten as _flatten
@@ -106,9 +106,7 @@ def _bench_specs(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float
     bench = getattr(task.ref_mod, "BENCH_SHAPES", None)
     if bench:
         return [(k, v, None) for k, v in bench.items()]
-    shapes = getattr(task.ref_mod, "SHAPES", None) or DEFAULT_SHAPES[int(getattr(task.ref_mod, "RANK", 1))]
-    name = "large" if "large" in shapes else list(shapes)[-1]
-    return [(name, shapes[name], None)]
+    return [(*cs.bench_shape(task.ref_mod), None)]
 
 
 def bench_cases(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float | None]]:

@@ -36,17 +36,25 @@ class LaunchSpec:
     autotuned: bool = False  # an @triton.autotune wrapper chose the launch's config (compile every config offered)
     heuristics: dict[str, Any] = field(default_factory=dict)  # values @triton.heuristics computed for this launch
     error: str | None = None  # why no specialisation could be taken (a note, not a failure)
+    full_size: bool = False  # taken by the dry run at the problem's full size (dry_launch.py), not a case that ran
+    # The configs an @autotune's pruning kept for this launch (config_signature each; None: no pruning seen): a GPU
+    # never compiles the others (a 16-row x 16384 tile its prune drops took ptxas minutes here)
+    kept: list[str] | None = None
 
     def key(self) -> str:
         """Triton's cache key for this launch in a stable text form (same key, same binary)."""
-        return json.dumps([self.file, self.qualname, self.params, sorted(self.options.items())], sort_keys=True,
-                          default=str)
+        return json.dumps([self.file, self.qualname, self.params, sorted(self.options.items())]
+                          + ([sorted(self.kept)] if self.kept is not None else []), sort_keys=True, default=str)
+
+    def short_key(self) -> str:
+        """A short hash of key(): how a compile row names the specialisation it belongs to."""
+        return hashlib.sha1(self.key().encode()).hexdigest()[:16]
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON the compile child reads."""
         return {"kernel": self.kernel, "qualname": self.qualname, "module": self.module, "file": self.file,
                 "params": self.params, "options": self.options, "autotuned": self.autotuned,
-                "heuristics": self.heuristics}
+                "heuristics": self.heuristics, "full_size": self.full_size, "kept": self.kept}
 
 
 def _value(v: Any) -> Any:
@@ -124,6 +132,12 @@ def _is_autotuner(obj: Any) -> bool:
             return True
         obj = getattr(obj, "fn", None)
     return False
+
+
+def config_signature(cfg: Any) -> str:
+    """A triton.Config as text, the same in the worker and the compile child: its plain-valued kwargs and options."""
+    kw = cfg.all_kwargs() if hasattr(cfg, "all_kwargs") else dict(getattr(cfg, "kwargs", {}))
+    return json.dumps(sorted((k, v) for k, v in kw.items() if isinstance(v, (int, float, bool, str))))
 
 
 def distinct_keys(specs: list[LaunchSpec]) -> dict[str, int]:

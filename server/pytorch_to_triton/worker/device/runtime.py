@@ -35,6 +35,9 @@ class LaunchRecorder:
     specs: dict[str, Any] = field(default_factory=dict)  # LaunchSpec.key() -> LaunchSpec
     outer: Any = None  # the outermost @autotune/@heuristics wrapper of the launch in progress
     spec_facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # GPU: key -> the real compile's facts
+    # Issue 46: the dry run at the problem's full size (dry_launch.py): while set, a launch is handed to it and
+    # nothing runs (its arguments are fake tensors); counts, names and the guards' state stay untouched.
+    dry: Any = None
 
     @property
     def in_launch(self) -> bool:
@@ -181,6 +184,8 @@ def _wrap_run(cls: type, *, counts: bool) -> None:
     orig = cls.run
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if counts and RECORDER.dry is not None:
+            return RECORDER.dry(self, args, kwargs)
         spec_key = None
         if counts:
             RECORDER.count += 1

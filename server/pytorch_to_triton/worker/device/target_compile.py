@@ -45,7 +45,7 @@ MAX_COMPILES = 24  # specialisations per validation: all configs of each kernel'
 MAX_PER_KERNEL = 2  # the sizes' divisibility makes new keys per case (45's stage 3 had 23 over its cases, 2-3 s
 # each for a dot kernel on this CPU); the first key's every config and one more key show what the cases change
 TIMEOUT_S = 240.0
-CACHE_VERSION = "3"  # 3: answers cached while the child misread dtype constexprs under Triton 3.9 (str_to_ty) are stale
+CACHE_VERSION = "4"  # 4: rows name their config's meta-parameters (the estimate counts each); 3: dtype constexprs
 # Optional full compiles (beyond the interpreter's config and the two likeliest to overflow) may take this share of
 # the validation's time: the rest of issue 36's 25 % goes to the child's imports and the frontend pass (measured,
 # RESULTS.md). The audit and the estimate have no share: every config reaches a cubin there.
@@ -79,6 +79,8 @@ class Job:
     all_configs: bool
     key: str = ""
     first: bool = True  # the kernel's first specialisation: its must-compile configs reach a cubin whatever the budget
+    front_only: bool = False  # a case's specialisation of a kernel the full size also launched: frontend only (the
+    # GPU runs the full size's; issue 36's cost bar leaves no time for cubins of sizes it never times)
     rows: list[dict[str, Any]] = field(default_factory=list)
     unreachable: str | None = None
     pruned: bool = False
@@ -95,6 +97,9 @@ def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str, max_p
     first_of: set[str] = set()
     per_kernel: dict[str, int] = {}
     hashes = {} if hashes is None else hashes  # file -> source hash (a validation reads each file once)
+    # A kernel the dry run launched at full size gets that specialisation plus max_per_kernel - 1 of the cases': the
+    # number compiled stays what it was before the full size was added (issue 36's cost bar)
+    with_full = {s.qualname for s in specs if s.full_size and not s.error}
     for s in specs:
         if s.error:
             note = f"{s.kernel}: not compiled for the target ({s.error})"
@@ -105,18 +110,23 @@ def plan(specs: list[LaunchSpec], targets: list[int], triton_version: str, max_p
         if k in seen:
             continue
         seen.add(k)
-        per_kernel[s.qualname] = per_kernel.get(s.qualname, 0) + 1
-        if per_kernel[s.qualname] > max_per_kernel:
-            continue
+        if not s.full_size:  # the full size's launches are what the GPU runs: never capped
+            per_kernel[s.qualname] = per_kernel.get(s.qualname, 0) + 1
+            if per_kernel[s.qualname] > max_per_kernel - (s.qualname in with_full):
+                continue
         first = s.qualname not in first_of
         all_cfg = s.autotuned and first
         first_of.add(s.qualname)
         h = hashes.setdefault(s.file, source_hash(s.file))
-        key = hashlib.sha256(json.dumps([CACHE_VERSION, h, k, all_cfg, targets, triton_version]).encode()).hexdigest()
-        jobs.append(Job(s, all_cfg, key, first=first))
+        front = not s.full_size and s.qualname in with_full
+        tag = [CACHE_VERSION, h, k, all_cfg, targets, triton_version] + (["front"] if front else [])
+        key = hashlib.sha256(json.dumps(tag).encode()).hexdigest()
+        jobs.append(Job(s, all_cfg, key, first=first, front_only=front))
     for q, n in per_kernel.items():
-        if n > max_per_kernel:
-            notes.append(f"{q}: {n} specialisations launched, the first {max_per_kernel} compiled for the target")
+        cap = max_per_kernel - (q in with_full)
+        if n > cap:
+            notes.append(f"{q}: {n} specialisations launched by the cases, the first {cap} compiled for the target"
+                         + (" (and the full size's)" if q in with_full else ""))
     return jobs, notes
 
 
@@ -143,6 +153,9 @@ class TargetCompiler:
         self.child_s: dict[str, float] = {}  # the child's own seconds: imports, frontend, full compiles
         self._marker: Path | None = None  # written once a validation of the candidate's source has compiled
         self._plan_notes: list[str] = []
+        # The dry run's launches at the problem's full size (issue 46): planned first in every submit, so each is
+        # its kernel's first specialisation (every config compiled) and never falls to the per-kernel cap.
+        self.full_specs: list[LaunchSpec] = []
 
     def prestart(self, candidate: str) -> None:
         """Start the child now, importing the candidate's module while the first cases run, unless a validation of
@@ -159,6 +172,8 @@ class TargetCompiler:
 
     def submit(self, specs: list[LaunchSpec]) -> None:
         """Start compiling the specialisations not seen yet (cached ones are read at once)."""
+        full = {s.key() for s in self.full_specs}
+        specs = list(self.full_specs) + [s for s in specs if s.key() not in full]
         jobs, notes = plan(specs, self.targets, self.version, self.max_per_kernel, self._hashes)
         self._plan_notes = notes  # the whole launch list is planned again each time: its latest notes stand
         todo = []
@@ -180,7 +195,8 @@ class TargetCompiler:
                 todo.append(j)
         if not todo:
             return
-        line = {"jobs": [dict(j.spec.as_dict(), id=len(self._sent) + i, autotuned=j.all_configs, must=j.first)
+        line = {"jobs": [dict(j.spec.as_dict(), id=len(self._sent) + i, autotuned=j.all_configs, must=j.first,
+                              front_only=j.front_only)
                          for i, j in enumerate(todo)], "elapsed_s": time.perf_counter() - self.t_start}
         self._sent.extend(todo)
         if self._child is not None and self._child.broken:  # it died: its jobs are named at collect
@@ -223,7 +239,8 @@ class TargetCompiler:
                 self.notes.append(f"{j.spec.kernel}: not compiled for the target ({j.unreachable})")
             for r in j.rows:
                 rows.append({"kernel": j.spec.kernel, "line": r.get("line"), **_with_occupancy(r),
-                             "autotuned": j.spec.autotuned, "pruned": j.pruned})
+                             "autotuned": j.spec.autotuned, "pruned": j.pruned, "spec_key": j.spec.short_key(),
+                             "full_size": j.spec.full_size})
         self.notes.extend(n for n in coverage_notes(rows, self.share) if n not in self.notes)
         full = sum(r.get("level", "full") == "full" or r.get("ok") is False for r in rows)
         return {"triton_version": self.version, "targets": [f"sm_{c}" for c in self.targets], "rows": rows,
@@ -454,23 +471,23 @@ def judge(section: dict[str, Any]) -> list[dict[str, Any]]:
         by_kernel.setdefault((r["kernel"], r["target"]), []).append(r)
     for (kernel, target), rows in by_kernel.items():
         cc = int(target.removeprefix("sm_"))
-        failed = [r for r in rows if r.get("ok") is False]
+        failed = sorted((r for r in rows if r.get("ok") is False), key=lambda r: not r.get("full_size"))
         if failed:
             r = failed[0]
             where = f" (line {r['line']})" if r.get("line") else ""
             out.append({"check": "target_compile", "severity": "fail", "evidence": r,
-                        "message": f"{kernel} does not compile for {target} with Triton {version}{where}, "
+                        "message": f"{kernel} does not compile for {target} with Triton {version}{where}{_full(r)}, "
                                    f"config {r['config']}: {_short(r.get('error'))}"
                                    + (f" ({len(failed)} of {len(rows)} configs fail)" if len(rows) > 1 else ""),
                         "fix": "fix the kernel where the compiler points (the interpreter runs it as Python and "
                                "accepts what the GPU compiler refuses)"})
         ok_rows = [r for r in rows if r.get("ok")]
-        unfit = [r for r in ok_rows if _unfit(r, cc)]
+        unfit = sorted((r for r in ok_rows if _unfit(r, cc)), key=lambda r: not r.get("full_size"))
         if unfit:
             autotuned = all(r.get("autotuned") for r in rows) and len(unfit) < len(ok_rows)
             r = unfit[0]
             out.append({"check": "target_resources", "severity": "warn" if autotuned else "fail", "evidence": r,
-                        "message": f"{kernel} cannot launch on {target}: config {r['config']} needs "
+                        "message": f"{kernel} cannot launch on {target}{_full(r)}: config {r['config']} needs "
                                    f"{_unfit(r, cc)}" + (" (the autotuner skips it there)" if autotuned else ""),
                         "fix": "smaller BLOCK sizes or fewer num_stages for that config (shared memory), or fewer "
                                "num_warps (registers)"})
@@ -489,6 +506,12 @@ def judge(section: dict[str, Any]) -> list[dict[str, Any]]:
                                    f"accepted by Triton {version}, an error from the release that removes it)",
                         "fix": hazard[2] if hazard else "follow the warning's advice"})
     return out
+
+
+def _full(r: dict[str, Any]) -> str:
+    """' at the problem's full size' for a row of the dry run's launches (issue 46), else ''."""
+    return " at the problem's full size (the launch the GPU makes there, which the interpreter never ran)" \
+        if r.get("full_size") else ""
 
 
 def _unfit(r: dict[str, Any], cc: int) -> str:

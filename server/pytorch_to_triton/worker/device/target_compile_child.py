@@ -45,6 +45,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+ROW_VERSION = 2  # 2: rows carry their config's meta-parameters and options (_settings)
 _RESOURCE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 
 
@@ -212,7 +213,8 @@ def compile_one(spec: dict[str, Any], cfg: Any, cc: int, jit: Any, tool: str | N
     warnings (level "full")."""
     from triton.compiler import compile as triton_compile
 
-    row: dict[str, Any] = {"config": _describe(cfg, spec), "target": f"sm_{cc}", "ok": False, "level": "full"}
+    row: dict[str, Any] = {"config": _describe(cfg, spec), "target": f"sm_{cc}", "ok": False, "level": "full",
+                           **_settings(cfg, spec)}
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -242,7 +244,8 @@ def front_one(spec: dict[str, Any], cfg: Any, cc: int, jit: Any) -> dict[str, An
     differ only there share one frontend run (Session)."""
     from triton._C.libtriton import ir
 
-    row: dict[str, Any] = {"config": _describe(cfg, spec), "target": f"sm_{cc}", "ok": False, "level": "front"}
+    row: dict[str, Any] = {"config": _describe(cfg, spec), "target": f"sm_{cc}", "ok": False, "level": "front",
+                           **_settings(cfg, spec)}
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -268,6 +271,15 @@ def front_one(spec: dict[str, Any], cfg: Any, cc: int, jit: Any) -> dict[str, An
     row.update(ok=True, ttir=hashlib.sha256(ttir.encode()).hexdigest()[:24],
                loops="scf.for" in ttir or "scf.while" in ttir)
     return row
+
+
+def _settings(cfg: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    """A config's meta-parameters (plain values) and its num_warps / num_stages (the launch's own without a config):
+    what the estimate counts each config at (worker/benchmark/estimate.py)."""
+    meta, opts = _split(cfg, spec)
+    opts = {**{k: v for k, v in spec["options"].items() if k in ("num_warps", "num_stages")}, **opts}
+    return {"meta": {k: v for k, v in meta.items() if isinstance(v, (int, float, bool, str))},
+            **{k: opts[k] for k in ("num_warps", "num_stages") if k in opts}}
 
 
 def _split(cfg: Any, spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -298,7 +310,7 @@ def _row_key(jit: Any, spec: dict[str, Any], cfg: Any, cc: int, level: str) -> s
     JITFunction.cache_key, the specialisation, the options), the target, this Triton and the level."""
     import triton
 
-    text = json.dumps([jit.cache_key, spec["params"], spec["options"],
+    text = json.dumps([ROW_VERSION, jit.cache_key, spec["params"], spec["options"],
                        sorted((k, str(v)) for k, v in _cfg_kwargs(cfg).items()), cc, triton.__version__, level],
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -396,11 +408,18 @@ class Session:
             job["pruned"] = _has_prune(outer)
             if spec.get("autotuned"):
                 job["configs"] = _configs(outer, spec)
+                if spec.get("kept"):  # the configs this launch's pruning kept: the only ones a GPU compiles for it
+                    from .launch_specs import config_signature
+
+                    kept = set(spec["kept"])
+                    job["configs"] = [c for c in job["configs"] if config_signature(c) in kept] or job["configs"]
             must = must_compile(job["configs"], spec)
             rest = sorted(set(range(len(job["configs"]))) - set(must),  # likeliest to overflow first
                           key=lambda i: tuple(-x for x in _ints(job["configs"][i])[:2]) + (i,))
             if not spec.get("must", True):  # a later specialisation of a kernel: its configs only while the budget lasts
                 must, rest = [], must + rest
+            if spec.get("front_only"):  # a case's specialisation beside the full size's: Triton's frontend only
+                must, rest = [], []
             for cc in self.targets:
                 self.front += [(n, cc, i) for i in range(len(job["configs"]))]
                 self.must += [(n, cc, i) for i in must]
@@ -437,7 +456,7 @@ class Session:
             twin = job["fronts"].get((cc, meta))
             if twin is not None:  # same meta-parameters: the same frontend run
                 row = dict(job["rows"][twin], config=_describe(cfg, spec), compile_s=0.0,
-                           front_of=job["rows"][twin]["config"])
+                           front_of=job["rows"][twin]["config"], **_settings(cfg, spec))
             else:
                 t0 = time.perf_counter()
                 row = self._compile(level, job, cc, i)
@@ -454,7 +473,8 @@ class Session:
             same = self.binaries.get(have.get("binary", ""))
             if same is not None:
                 job["rows"][(cc, i)] = dict(same, config=have["config"], warnings=have.get("warnings", []),
-                                            same_binary_as=same["config"], row_cached=have.get("row_cached"))
+                                            same_binary_as=same["config"], row_cached=have.get("row_cached"),
+                                            **_settings(cfg, spec))
                 return False
         t0 = time.perf_counter()
         row = self._compile(level, job, cc, i)
@@ -489,8 +509,9 @@ class Session:
             row = self.jobs[n]["rows"].get((cc, i)) or {}
             same = self.binaries.get(row.get("binary", ""))
             if row.get("ok") and same is not None:
+                cfg, spec = self.jobs[n]["configs"][i], self.jobs[n]["spec"]
                 self.jobs[n]["rows"][(cc, i)] = dict(same, config=row["config"], warnings=row.get("warnings", []),
-                                                     same_binary_as=same["config"])
+                                                     same_binary_as=same["config"], **_settings(cfg, spec))
 
     def answer(self) -> dict[str, Any]:
         """Per job: rows in config order per target, and the configs the budget left at the frontend."""

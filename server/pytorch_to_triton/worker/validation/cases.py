@@ -47,6 +47,30 @@ DEFAULT_SHAPES: dict[int, dict[str, tuple[int, ...]]] = {
 }
 
 
+def bench_shape(mod: ModuleType) -> tuple[str, Any]:
+    """A function-form reference's benchmark case: BENCH_SHAPES' first entry, else its (or the default) SHAPES'
+    "large" one, else the last: what run_benchmark times and the dry run checks at full size (issue 46)."""
+    bench = getattr(mod, "BENCH_SHAPES", None)
+    if bench:
+        name = next(iter(bench))
+        return name, bench[name]
+    shapes = getattr(mod, "SHAPES", None) or DEFAULT_SHAPES[int(getattr(mod, "RANK", 1))]
+    name = "large" if "large" in shapes else list(shapes)[-1]
+    return name, shapes[name]
+
+
+def full_size(mod: ModuleType, kernelbench: bool, sizes: dict[str, Any] | None) -> tuple[Any, str]:
+    """The problem's full size and what it is: KernelBench's own sizes with `sizes` (the user's, or the sidecar's
+    [sizes]) on top, never [sizes.interpreter]; a function form's benchmark shape. The size a GPU validates and
+    times, which the interpreter never runs."""
+    if kernelbench:
+        pinned = sz.check_sizes(mod, sizes)
+        at = {**sz.size_constants(mod), **pinned}
+        return at, (f"the problem's sizes with yours ({sz.fmt(pinned)})" if pinned else "the problem's own sizes")
+    name, shape = bench_shape(mod)
+    return shape, f"the benchmark's shape {name}"
+
+
 def required(args: dict[str, Any]) -> set[str]:
     """The robustness kinds the caller made part of the contract (args["require"]; "all_triton" is not a kind)."""
     return {k for k in args.get("require") or [] if k in REQUIRE_KINDS}

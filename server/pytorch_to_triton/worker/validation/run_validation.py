@@ -16,7 +16,7 @@ import torch
 
 from ..device import interp_hints, interp_tf32, target_compile
 from ..device.runtime import RECORDER, Runtime
-from . import budget, first_fix
+from . import budget, dry_run, first_fix
 from . import cases as cs
 from . import compare as cmp
 from . import kernelbench as kbench
@@ -24,7 +24,7 @@ from .errors_fmt import describe
 from .guards import PatchWatch
 from .loader import load_task
 from .nest import flatten, tensors
-from .tasks import SIZES_NEED_KERNELBENCH, Case, ImportFailure, Task, TaskError, dtype_name
+from .tasks import SIZES_NEED_KERNELBENCH, Case, ImportFailure, Task, TaskError, dtype_from_name, dtype_name
 from .validate import PRIORITY, Emit, Validator
 
 
@@ -57,6 +57,8 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
         v.find("thread", "import", f"importing the candidate started {started} thread(s) that are still running")
     args["tolerances_merged"] = cmp.merged_tolerances(task.ref_mod, args.get("tolerances"))
     compiler = target_compile.for_validation(args, rt, v.notes, share=target_compile.SHARE, candidate=v.cand_path)
+    if rt.interpreter:  # the size the GPU runs, which the interpreter never does: checked before the cases
+        report["full_size"] = _full_size(v, task, args, compiler, emit, report["candidate"])
     if task.kernelbench:  # sizes, automatic variants and the stronger checks: kernelbench.py
         v.kb_checks = True
         specs = kbench.validate_cases(v, task, args, emit, report)
@@ -164,6 +166,42 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     report["composition"] = v.composer.summary()
     target_compile.dump(report, rt)
     return report
+
+
+def _full_size(v: Validator, task: Task, args: dict[str, Any], compiler: Any, emit: Emit, who: str) -> dict[str, Any]:
+    """The dry run at the problem's full size (dry_run.py): its launches' grids and int32 offsets checked here, their
+    specialisations handed to the target compile first (compiled while the cases run); contract findings."""
+    at, label = cs.full_size(task.ref_mod, task.kernelbench, args.get("sizes"))
+    names = args.get("dtypes") or ([] if task.kernelbench else list(getattr(task.ref_mod, "DTYPES", None) or []))
+    dtype = dtype_from_name(names[0]) if names else (kbench.native_dtype(task, at) if task.kernelbench
+                                                       else torch.float32)
+    emit("progress", message=f"{who}: dry run at the full size ({label})", progress=0, total=1)
+    t0 = time.perf_counter()
+    try:
+        dry = dry_run.run(task, at, dtype, v.device, label, cast=bool(args.get("dtypes")))
+    except Exception as e:  # noqa: BLE001 - a fault of this check must not cost the validation
+        v.notes.append(f"full-size checks not run: the dry run raised {type(e).__name__}: {str(e)[:200]}")
+        return {"ok": False, "error": f"{type(e).__name__}: {str(e)[:300]}"}
+    section: dict[str, Any] = {"at": at, "label": label, "ok": dry.ok, "launches": [
+        {"kernel": la.name, "grid": list(la.grid), "repeats": la.repeats, "line": la.line} for la in dry.launches]}
+    if not dry.ok:
+        v.notes.append(f"full-size checks not run ({label}): {dry.fallback}; the launches of the sizes validated "
+                       "below stand in (compiled for the target as before)")
+        section["fallback"] = dry.fallback
+        return section
+    if compiler is not None:
+        compiler.full_specs = [la.spec for la in dry.launches]
+        compiler.submit([])
+    findings, notes = dry_run.full_size_findings(dry)
+    for f in findings:
+        v.find(f["check"], "full size", f["message"], f["evidence"])
+        v.findings[f["check"]]["fix"] = f["fix"]
+    v.notes.extend(notes)
+    section.update(findings=[f["message"] for f in findings], seconds=round(time.perf_counter() - t0, 2))
+    v.notes.append(f"full size ({label}): {dry.total_launches} launch(es) of {len(dry.launches)} distinct "
+                   "specialisation(s) found by a dry run on fake tensors; grids and int32 offsets checked there"
+                   + ("; compiled for the target with the cases' launches" if compiler is not None else ""))
+    return section
 
 
 def _kernel_names() -> list[str]:

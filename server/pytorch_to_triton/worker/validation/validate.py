@@ -38,6 +38,7 @@ DEFERRED = object()  # Validator._estimate: the case runs first, its estimate co
 # Failing checks in the order a user should fix them (first_fix is the first one present).
 PRIORITY = ["exception", "crashed", "cuda_fatal",  # the worker died in that case (case_journal.py)
             "target_compile", "target_resources",  # does not compile / launch for the target GPU (target_compile.py)
+            "int32_offset_overflow",  # an offset past 2^31 at the problem's full size (dry_run.py)
             "output_count", "shape_mismatch", "dtype_mismatch", "device_mismatch", "no_triton_launch",
             "calls_reference", "pytorch_compute", "timer_patched", "unwritten_output", "nonfinite", "mismatch",
             "relative_mismatch", "gradient_mismatch", "input_mutated", "stale_result", "nondeterministic",
@@ -47,6 +48,7 @@ FIX_HINTS = {
     "no_cases": "validate without --cases/--only-cases (or name a case that runs; --budget 0 lifts the time budget)",
     "target_compile": "fix the kernel where the GPU compiler points (the interpreter runs it as Python)",
     "target_resources": "smaller BLOCK sizes or fewer num_stages (shared memory), or fewer num_warps (registers)",
+    "int32_offset_overflow": "compute the offset in int64 (pid.to(tl.int64) * stride): int32 wraps past 2^31",
     "output_count": "return the same number of outputs as the reference",
     "shape_mismatch": "return outputs with the reference's shapes",
     "dtype_mismatch": "return outputs in the reference's dtype (cast the fp32 accumulator when storing)",

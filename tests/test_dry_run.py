@@ -1,0 +1,116 @@
+"""The dry run at the problem's full size (issue 46): what only the full size shows fails a CPU validation.
+
+Fixtures: tests/dry_run_fixtures (README.md labels each stage). Each is right at every size the interpreter runs;
+the BAD ones fail where the GPU would, at the problem's own size, which the interpreter never runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import HAS_CUDA
+
+FIX = Path(__file__).parent / "dry_run_fixtures"
+no_gpu = pytest.mark.skipif(HAS_CUDA, reason="on a GPU the full size runs for real: no dry run")
+
+
+def _validate(tmp_path: Path, folder: str, stage: str, main: str = "shrunk", **kw: Any) -> Any:
+    """One stage of a fixture folder validated on the CPU (one trial of its main case), its candidate report."""
+    from pytorch_to_triton.service import Service
+
+    shutil.copytree(FIX / folder, tmp_path / folder)
+    svc = Service(tmp_path, device="cpu")
+    try:
+        rep = svc.validate(reference=f"{folder}/reference.py", candidates=[f"{folder}/{stage}"], trials=1,
+                           only_cases=[main], **kw)
+    finally:
+        svc.close()
+    return rep.candidates[0]
+
+
+def _finding(cand: Any, check: str) -> Any:
+    return next((f for f in cand.findings if f.check == check), None)
+
+
+@no_gpu
+def test_head_size_tiles_fail_on_shared_memory_at_full_size(tmp_path: Path) -> None:
+    """Issue 46's MiniGPT case: PASS at the sidecar's small sizes (head size 16) while the H100 refused the launch
+    at the problem's head size 96 (OutOfResources: shared memory). The full size's launch is compiled for sm_90."""
+    cand = _validate(tmp_path, "minigpt", "stage_head_tiles.py", main="sized")
+    f = _finding(cand, "target_resources")
+    assert not cand.ok and f is not None and f.severity == "fail", [x.message for x in cand.findings]
+    assert "shared memory" in f.message and "at the problem's full size" in f.message and "sm_90" in f.message
+    assert "BLOCK_D=128" in f.message  # the full size's tile, not the 16 the interpreter ran
+    assert all(c.ok for c in cand.cases)  # every case the interpreter ran passed
+    extra = cand.model_dump()
+    assert extra["full_size"]["at"]["n_embd"] == 768 and extra["full_size"]["launches"][0]["grid"][1] == 128 * 8
+
+
+@no_gpu
+def test_a_grid_over_65535_in_y_fails_at_full_size(tmp_path: Path) -> None:
+    cand = _validate(tmp_path, "grid_y", "stage_rows_on_y.py", target_gpus="none")
+    f = _finding(cand, "target_resources")
+    assert not cand.ok and f is not None and f.severity == "fail"
+    assert "grid dimension y is 100,000, over CUDA's limit of 65,535" in f.message and "batch_size=100000" in f.message
+    assert all(c.ok for c in cand.cases)
+
+
+@no_gpu
+def test_an_int32_offset_past_2_31_fails_at_full_size(tmp_path: Path) -> None:
+    cand = _validate(tmp_path, "int32", "stage_int32_rows.py", target_gpus="none")
+    f = _finding(cand, "int32_offset_overflow")
+    assert not cand.ok and f is not None and f.severity == "fail"
+    assert "program (65535, 0, 0)" in f.message and "(line 17)" in f.message and "int32" in f.message
+    assert f.fix and "int64" in f.fix
+    assert all(c.ok for c in cand.cases)
+
+
+@no_gpu
+def test_the_int64_offset_passes_the_full_size_checks(tmp_path: Path) -> None:
+    cand = _validate(tmp_path, "int32", "stage_int64_rows.py", target_gpus="none")
+    assert _finding(cand, "int32_offset_overflow") is None and _finding(cand, "target_resources") is None
+    full = cand.model_dump()["full_size"]
+    assert full["ok"] and full["findings"] == [] and full["launches"][0]["grid"] == [65536, 1, 1]
+
+
+@no_gpu
+def test_a_wrapper_that_reads_values_gets_a_note_not_a_crash(tmp_path: Path) -> None:
+    cand = _validate(tmp_path, "value_branch", "stage_reads_values.py", target_gpus="none")
+    assert cand.ok, [f.message for f in cand.findings]
+    full = cand.model_dump()["full_size"]
+    assert full["ok"] is False and "reads tensor values on the host" in full["fallback"]
+    note = next(n for n in cand.model_dump()["notes"] if n.startswith("full-size checks not run"))
+    assert "the launches of the sizes validated below stand in" in note
+
+
+# ---- the pieces -------------------------------------------------------------------------------------------------
+def test_the_program_lattice_weighs_every_program_once() -> None:
+    from pytorch_to_triton.worker.device.interp_sample import lattice
+
+    for grid, cap in (((1000, 1, 1), 16), ((16, 11, 1), 16), ((37, 5, 3), 8), ((7, 1, 1), 1), ((2, 3, 4), 64)):
+        plan = lattice(grid, cap)
+        assert len(plan) <= max(cap, 1) and plan[0][0] == tuple(n - 1 for n in grid)  # the last program first
+        assert sum(w for _, w, _ in plan) == pytest.approx(grid[0] * grid[1] * grid[2])
+        assert sum(c for _, _, c in plan) == pytest.approx(grid[0] * grid[1] * grid[2])  # the coarse weights too
+    # linear work in the program id (causal attention): the interior's three points give its mean exactly, and so
+    # does the middle program alone (the coarse sum): no sampling error; quadratic work shows one
+    plan = lattice((1000, 1, 1), 16)
+    assert sum(w * (x + 1) for (x, _, _), w, _ in plan) == pytest.approx(sum(range(1, 1001)))
+    assert sum(c * (x + 1) for (x, _, _), _, c in plan) == pytest.approx(sum(range(1, 1001)))
+    fine = sum(w * x * x for (x, _, _), w, _ in plan)
+    assert abs(fine - sum(c * x * x for (x, _, _), _, c in plan)) / fine > 0.1
+
+
+def test_grid_limits_and_view_extents() -> None:
+    from pytorch_to_triton.worker.device import dry_launch
+    from pytorch_to_triton.worker.device.launch_specs import LaunchSpec
+
+    spec = LaunchSpec("k", "k", "m", "f.py", [])
+    la = dry_launch.DryLaunch(None, "k", "k", "f.py", {}, (2**31, 65536, 1), {}, spec)
+    assert dry_launch.grid_findings(la) == ["grid dimension x is 2,147,483,648, over CUDA's limit of 2,147,483,647",
+                                            "grid dimension y is 65,536, over CUDA's limit of 65,535"]
+    t = dry_launch.TensorArg("float32", (4, 3), (12, 1), 4, 0, 192, 4)  # the k of q, k, v = qkv.split(4, dim=1)
+    assert t.extent_bytes() == (3 * 12 + 2 + 1) * 4
