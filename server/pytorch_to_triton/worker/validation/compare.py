@@ -18,10 +18,11 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 }
 WORST_K = 5
 # Comparisons run over slices of this many elements: 8 Mi float64 temporaries are 64 MiB each, and compare()
-# peaks at 7.2 slices' worth of them (measured with the RSS high-water mark; same_within_rounding 6.5), so ~0.5
-# GiB against tens of GiB for whole 1.6 G-element outputs. 200 slices of a 6.4 GB output cost ~4000 launches.
+# peaks at 7.4 slices' worth of them alone, 8.5 with a second run and the own-error windows (measured with the RSS
+# high-water mark, CPU, 2026-12-11; same_within_rounding 6.5), so ~0.6 GiB against tens of GiB for whole
+# 1.6 G-element outputs. 200 slices of a 6.4 GB output cost ~4000 launches.
 CHUNK_ELEMS = 1 << 23
-CHUNK_TEMPS = 8
+CHUNK_TEMPS = 9
 
 
 def merged_tolerances(ref_mod: Any, overrides: dict[str, Any] | None) -> dict[str, Any]:
@@ -219,23 +220,29 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chun
     for s, e in slices:
         o = of[s:e].to(ref.device, torch.float64)
         r = rf[s:e].to(torch.float64)
+        # Run B's pass, the element's bound and run B's verdict under it, then run A's: each pass's temporaries
+        # go before the next one's are made (the peak stays at about 7.5 slices of float64).
+        extra = runs.slice_stats(s, e, o) if runs is not None else []
+        bound = None if exact else r.abs().mul_(rtol).add_(atol)
+        if bound is not None and own is not None:
+            _add_own(bound, own.slice(s, e))
+        if runs is not None:
+            runs.verdict(r, bound)
         # Equal values (equal infinities included) or both NaN: no error. (o == r) also covers equal finite
         # values, whose difference is 0 anyway, so the metrics are those of the NaN/inf-only rule.
         agree = (o == r).logical_or_(torch.isnan(o).logical_and_(torch.isnan(r)))
         diff = (o - r).abs_()
         diff.masked_fill_(agree, 0.0)
         diff.masked_fill_(torch.isnan(diff), float("inf"))
-        r_abs = r.abs()
-        r_fin = torch.isfinite(r)
-        if exact:
-            bound = None
+        if bound is None:
             bad = (o != r).logical_and_(agree.logical_not())
         else:
-            bound = r_abs.mul(rtol).add_(atol)
-            if own is not None:
-                _add_own(bound, own.slice(s, e))
             bad = (diff <= bound).logical_not_().logical_and_(agree.logical_not())
-        extra = runs.slice_stats(s, e, o, r, bound, bad) if runs is not None else []
+        del bound, agree
+        if runs is not None:
+            extra.append(runs.flips(bad))
+        r_abs = r.abs()
+        r_fin = torch.isfinite(r)
         amax = torch.where(r_fin, r_abs, 0.0).max()
         rel = diff / r_abs.clamp_min_(torch.finfo(torch.float64).tiny)
         rel.masked_fill_(diff == 0, 0.0)
@@ -252,7 +259,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chun
         ]).tolist()  # the one host sync of the slice
         if runs is not None:
             runs.take(stats[7:], s)
-        del rel, finite, o_fin, r_fin, bound
+        del rel, finite, o_fin, r_fin
         max_abs, max_rel, ref_amax = max(max_abs, stats[0]), max(max_rel, stats[1]), max(ref_amax, stats[6])
         ref_norm1, diff_norm1 = stats[2], stats[3]
         ref_sq += stats[2] ** 2
@@ -300,33 +307,45 @@ class _RunsPass:
         self.first: int | None = None
         self.same, self.worst, self.flip = True, 0.0, 0
         self._mask: torch.Tensor | None = None
+        self._b_bad: torch.Tensor | None = None
+        self._bd: torch.Tensor | None = None
 
-    def slice_stats(self, s: int, e: int, o: torch.Tensor, r: torch.Tensor, bound: torch.Tensor | None,
-                    bad: torch.Tensor) -> list[torch.Tensor]:
-        """0-dim float64 tensors: unwritten count, within-rounding flag, largest difference (or unequal count), and
-        the count of elements inside `bound` (vs `r`) in one run and outside it in the other."""
+    def slice_stats(self, s: int, e: int, o: torch.Tensor) -> list[torch.Tensor]:
+        """0-dim float64 tensors: unwritten count, within-rounding flag, largest difference (or unequal count).
+        Keeps run B's slice in float64 for verdict()."""
         x, y = self.a[s:e], self.b[s:e]
         if self.a_val is None or self.b_val is None:
             self._mask, count = None, torch.zeros((), dtype=torch.float64, device=o.device)
         else:  # compared in the tensors' own dtype (int64 poison does not survive a float64 cast)
             self._mask = (torch.isnan(x) if self.floating else x == self.a_val) & (y == self.b_val)
             count = self._mask.sum().to(o.device, torch.float64)
-        if not self.floating or bound is None:
+        self._bd = bd = y.to(o.device, torch.float64)
+        if not self.floating:
             neq = (x != y).sum().to(o.device, torch.float64)
-            flip = ((y.to(o.device, torch.float64) != r) ^ bad).sum().to(torch.float64)  # as compare's `bad`
-            return [count, (neq == 0).to(torch.float64), neq, flip]
-        bd = y.to(o.device, torch.float64)
+            return [count, (neq == 0).to(torch.float64), neq]
         agree = (torch.isnan(o) & torch.isnan(bd)) | (o == bd)
         diff = (o - bd).abs_()
         diff.masked_fill_(agree, 0.0)
         diff.masked_fill_(torch.isnan(diff), float("inf"))
-        scale = torch.maximum(o.abs(), bd.abs()).nan_to_num(0.0)
-        within = (diff <= 16 * self.eps * (scale + 1.0)).all().to(torch.float64)
-        b_agree = (torch.isnan(bd) & torch.isnan(r)) | (bd == r)
-        b_diff = (bd - r).abs_()
-        b_bad = (b_diff <= bound).logical_not_().logical_and_(b_agree.logical_not())  # NaN diff: outside
-        flip = (b_bad ^ bad).sum().to(torch.float64)
-        return [count, within, diff.max(), flip]
+        scale = bd.abs()
+        torch.maximum(scale, o.abs(), out=scale)
+        within = (diff <= scale.nan_to_num_(0.0).add_(1.0).mul_(16 * self.eps)).all().to(torch.float64)
+        return [count, within, diff.max()]
+
+    def verdict(self, r: torch.Tensor, bound: torch.Tensor | None) -> None:
+        """Run B's verdict per element: outside `bound` around `r` (exact: unequal), as compare's `bad` is run A's."""
+        bd, self._bd = self._bd, None
+        assert bd is not None
+        if bound is None:
+            self._b_bad = bd != r
+            return
+        b_bad = ((bd - r).abs_() <= bound).logical_not_()  # a NaN difference is outside
+        self._b_bad = b_bad.logical_and_(((torch.isnan(bd) & torch.isnan(r)) | (bd == r)).logical_not_())
+
+    def flips(self, bad: torch.Tensor) -> torch.Tensor:
+        """Elements inside the bound in one run and outside it in the other (run A's `bad` against run B's)."""
+        flip, self._b_bad = (self._b_bad ^ bad).sum().to(torch.float64), None
+        return flip
 
     def take(self, stats: list[float], s: int) -> None:
         """Fold one slice's numbers (after the sync)."""

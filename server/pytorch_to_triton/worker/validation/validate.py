@@ -156,7 +156,8 @@ class Validator(OutputChecks, Gradients):
                 raise
             mem.forget(e)
             return None, (f"float64 reference unavailable ({type(e).__name__}: {str(e)[:120]}); compared "
-                          "against the reference in the input dtype")
+                          "against the reference in the input dtype, under the declared or default tolerance alone "
+                          "(PyTorch's own error cannot be measured)")
 
     def _candidate(self, fn: Callable, inputs: list[Any], poison_value: float, int_offset: int,
                    case: str) -> tuple[Any, CallEvidence, float]:
@@ -478,7 +479,7 @@ class Validator(OutputChecks, Gradients):
                 rec["mem_estimate_bytes"] = need
                 self.notes.append(f"case {label}: the float64 reference would need {mem.gib(need64)} and "
                                   f"{mem.gib(free)} of {where} are free; compared against the reference in "
-                                  f"{dtype_name(case.dtype)} instead")
+                                  f"{dtype_name(case.dtype)} instead, under the declared or default tolerance alone")
             return False
         if isinstance(case.shape, dict) or case.shape is None:  # KernelBench: the sizes get_inputs() ran at
             shape = f"at sizes {case.shape}" if case.shape else "(get_inputs() at the module's sizes)"
