@@ -222,6 +222,42 @@ def test_shrink_and_plan_keep_the_model_consistent(linear_mod) -> None:
         cs.plan(linear_mod, "cpu", None, None, only=["nope"])
 
 
+def test_sizes_equal_to_the_full_size_are_the_full_size(linear_mod) -> None:
+    """Issue 48: `--sizes` with the problem's own values is its full size, not "sizes ...: full size not run"."""
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
+
+    own = {k: v for k, v in sz.size_constants(linear_mod).items() if k in ("batch_size", "in_features")}
+    p = cs.plan(linear_mod, "cuda", own, None)
+    assert p.full_size_run and p.main.name == "full", (p.main.name, p.notes)
+    assert not any("override the problem's own" in n for n in p.notes)
+    moved = cs.plan(linear_mod, "cuda", {**own, "out_features": 40}, None)
+    assert not moved.full_size_run and moved.main.name == "sized"
+    assert any(n.startswith("sizes out_features=40 override") for n in moved.notes), moved.notes
+
+
+def test_verdict_line_names_the_sidecars_pins() -> None:
+    """Issue 48: a [sizes] pin that kept a GPU run off the full size is named in the verdict line, with where CPU-only
+    pins belong; an explicit sizes= (or pins at the problem's own values) is not blamed on the sidecar."""
+    from pytorch_to_triton.schemas import CandidateReport
+    from pytorch_to_triton.service import _validation_verdict
+
+    def verdict(sidecar_sizes, device: str) -> str:
+        rep = CandidateReport.model_validate({
+            "candidate": "stage1.py", "ok": True, "full_size_run": False,
+            "sizes_used": {"batch_size": 2, "dim": 300},
+            "kernelbench": {"size_constants": {"batch_size": 2048, "dim": 300}}})
+        runtime = {"interpreter": device == "cpu", "worker_device": device}
+        return _validation_verdict("reference.py", [rep], runtime, 0, 1, sidecar_sizes).summary
+
+    gpu = verdict({"batch_size": 2, "dim": 300}, "cuda")
+    assert ("[KernelBench at sizes batch_size=2, dim=300, pinned by the sidecar ([sizes] batch_size=2): full size not "
+            "run; pins for the CPU only go in [sizes.interpreter]]") in gpu, gpu
+    cpu = verdict({"batch_size": 2}, "cpu")
+    assert "pinned by the sidecar ([sizes] batch_size=2): full size not run]" in cpu and "[sizes.interpreter]" not in cpu
+    assert "[KernelBench at sizes batch_size=2, dim=300: full size not run]" in verdict({}, "cuda")
+
+
 def test_prepare_rebuilds_perturbs_and_syncs(linear_mod, tmp_path: Path) -> None:
     import torch
 

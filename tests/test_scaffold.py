@@ -246,4 +246,18 @@ def test_the_suggested_odd_case_keeps_the_relations_among_the_sizes() -> None:
     assert scaffold.odd_case({"batch_size": 16, "dim": 16384}) == {"batch_size": 15}
     text = scaffold.sidecar_text("x.py", mingpt)
     assert "# sizes = { batch_size = 127 }" in text and "max_seqlen = 7" not in text
-    assert "no single odd size keeps" in scaffold.sidecar_text("x.py", {"max_seqlen": 8, "seq_len": 8, "n": 4})
+    # issue 49: no empty `# sizes = { }` with a puzzling comment when no odd size fits: a case to fill in
+    text = scaffold.sidecar_text("x.py", {"max_seqlen": 8, "seq_len": 8, "n": 4})
+    assert "sizes = { }" not in text and '# sizes = { max_seqlen = ... }   # the sizes this case changes' in text
+
+
+def test_the_sidecar_pins_the_interpreter_only() -> None:
+    """Issue 48: `new` writes CPU-only pins as [sizes.interpreter] and its comment names that table; [sizes] (every
+    run, the GPU's too) is offered commented out, saying the full size is then not run."""
+    text = scaffold.sidecar_text("x.py", {"batch_size": 16, "dim": 16384})
+    assert "\n[sizes.interpreter]\n# batch_size = 16\n# dim = 16384\n" in text
+    assert "Sizes for Triton's CPU interpreter only" in text and "A GPU run keeps the problem's full size" in text
+    assert "\n# [sizes]\n" in text and "\n[sizes]\n" not in text
+    problem = sidecar.read_problem("batch_size = 16\ndim = 16384\ndef get_inputs(): pass\nclass Model: pass\n")
+    side = sidecar.parse(text.replace("# batch_size = 16", "batch_size = 2"), Path("reference.p2t.toml"), problem)
+    assert side.sizes == {} and side.sizes_interpreter == {"batch_size": 2}

@@ -45,6 +45,7 @@ def test_a_good_sidecar_becomes_tool_arguments() -> None:
     assert side.dtypes == ["float32", "bfloat16"] and side.notes.startswith("N is a multiple")
     args, used = sidecar.for_validation(side, dtypes=None, cases=None, tolerances=None, sizes=None)
     assert args["dtypes"] == ["float32", "bfloat16"] and args["sizes"] == {"dim": 64}
+    assert args["sizes_sidecar"] == {"dim": 64}  # [sizes] pins every run: the verdict line names them (issue 48)
     assert args["cases"] == [{"name": "odd", "sizes": {"batch_size": 7, "dim": 1000}}]
     assert args["tolerances"] == {"bfloat16": {"rtol": 0.02, "atol": 0.02}, "float32": "tf32"}
     assert any("bf16 output rounding" in u for u in used)
@@ -52,6 +53,7 @@ def test_a_good_sidecar_becomes_tool_arguments() -> None:
     args, used = sidecar.for_validation(side, dtypes=["float16"], cases=[{"name": "x", "sizes": {"dim": 3}}],
                                         tolerances={"float32": {"rtol": 1e-3, "atol": 1e-3}}, sizes={"dim": 8})
     assert args["dtypes"] == ["float16"] and args["cases"][0]["name"] == "x" and args["sizes"] == {"dim": 8}
+    assert args["sizes_sidecar"] == {}  # the explicit size won: nothing the verdict line should blame the sidecar for
     assert args["tolerances"]["float32"] == {"rtol": 1e-3, "atol": 1e-3} and "bfloat16" in args["tolerances"]
     b, _ = sidecar.for_benchmark(side, dtype=None, cases=None, sizes=None)
     assert b["dtype"] == "float32" and b["sizes"] == {"dim": 64, "batch_size": 4096}

@@ -63,7 +63,8 @@ class Scaffold:
         lines += [f"  backed up {_rel(p, root)}" for p in self.backups]
         if self.sizes:
             lines.append("  sizes: " + ", ".join(f"{k}={v}" for k, v in self.sizes.items()) +
-                         " (override them in reference.p2t.toml [sizes], or with sizes= on a call)")
+                         " (the CPU interpreter's in reference.p2t.toml [sizes.interpreter]; every run's in [sizes] "
+                         "or with sizes= on a call)")
         lines += [f"  note: {n}" for n in self.notes]
         lines.append(f"next: fill {rel}/stage1.py, then run_validation(reference=\"{rel}/reference.py\", "
                      f"candidates=[\"{rel}/stage1.py\"]); notes, cases and tolerances go in "
@@ -438,16 +439,23 @@ def odd_case(sizes: dict[str, int]) -> dict[str, int]:
 
 
 def sidecar_text(source: str, sizes: dict[str, int]) -> str:
-    """The starting sidecar: provenance, a notes block to fill, the sizes found (commented: full size by default)."""
+    """The starting sidecar: provenance, a notes block to fill, the sizes found (commented: full size by default),
+    as [sizes.interpreter], the table that pins the CPU interpreter only (issue 48: pins written as [sizes] for the
+    CPU kept a GPU run off the full size)."""
     def key(k: str) -> str:  # kernel_size[0] is not a bare TOML key
         return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
 
     size_lines = "".join(f"# {key(k)} = {v}\n" for k, v in sizes.items()) or \
         "# (no module-level integer sizes found)\n"
     odd = odd_case(sizes)
-    case_hint = ("# sizes = { " + ", ".join(f"{key(k)} = {v}" for k, v in odd.items()) + " }\n") if odd else \
-        ("# sizes = { }  (no single odd size keeps the order and divisibility among the problem's sizes)\n"
-         if sizes else "# sizes = { }\n")
+    if odd:
+        case_hint = "# [[cases]]\n# name = \"odd\"\n# sizes = { " + ", ".join(f"{key(k)} = {v}" for k, v in odd.items()) \
+            + " }\n"
+    elif sizes:  # every odd value breaks an order or a divisibility among the sizes: a case to fill in instead
+        case_hint = ("# [[cases]]\n# name = \"my_case\"\n# sizes = { " + key(next(iter(sizes))) + " = ... }   # the sizes "
+                     "this case changes; the others stay the main case's\n")
+    else:
+        case_hint = "# [[cases]]\n# name = \"my_case\"\n# shape = [...]\n"
     return (
         "# Task sidecar of reference.py (format: references/task-format.md, \"The task sidecar\").\n"
         "# reference.py stays unchanged: your notes, cases, sizes and tolerances go here. Every tool reads this "
@@ -457,12 +465,16 @@ def sidecar_text(source: str, sizes: dict[str, int]) -> str:
         "# semantics such as eps or ignore_index). audit_kernel and the report show them.\n"
         'notes = """\n"""\n'
         '# dtypes = ["float32"]\n\n'
-        "# Size overrides (module-level integers of reference.py). Leave them commented out to run the full size on\n"
-        "# a GPU and automatically shrunk sizes under the CPU interpreter.\n"
-        f"[sizes]\n{size_lines}\n"
+        "# Sizes for Triton's CPU interpreter only (module-level integers of reference.py): uncomment to choose them\n"
+        "# (the automatic shrink starts from them). A GPU run keeps the problem's full size. Commented out, the\n"
+        "# interpreter runs automatically shrunk sizes.\n"
+        f"[sizes.interpreter]\n{size_lines}\n"
+        "# Sizes for every run, the GPU's too (its full size is then not run, and the report says so):\n"
+        "# [sizes]\n\n"
         "# Extra cases (KernelBench form: a case is a set of sizes):\n"
-        f"# [[cases]]\n# name = \"odd\"\n{case_hint}\n"
-        "# Only when PyTorch's own result misses the default tolerance; a reason is required:\n"
+        f"{case_hint}\n"
+        "# Every element may be off by the default tolerance plus 4x PyTorch's own error at that size; a margin beyond\n"
+        "# that needs a reason (references/tolerances.md):\n"
         "# [tolerances.float32]\n# rtol = 1e-4\n# atol = 1e-4\n# reason = \"...\"  (references/tolerances.md)\n\n"
         "# Roofline formulas over the sizes (run_benchmark), e.g. bytes = \"4 * 2 * batch_size * dim\":\n"
         "# [bench]\n# bytes = \"...\"\n# flops = \"...\"\n"

@@ -83,8 +83,9 @@ class CaseResult(_Open):
                                                     "(decides ok); robustness: inputs it never produces (reported)")
     robustness_kind: Any = Field(None, description="on a robustness case: layouts, empty, nan or extreme")
     values: Any = Field(None, description="a case of yours that changed input values: its recipes (and hook file)")
-    tolerance_widened: Any = Field(None, description="true when atol was raised for this case to 2x PyTorch's own "
-                                   "error against float64 (no tolerance declared; a note says by how much)")
+    tolerance_widened: Any = Field(None, description="true when 4x PyTorch's own error against float64 exceeds atol "
+                                   "somewhere in this case: each element was also allowed 4x PyTorch's error in its "
+                                   "64-element window (references/tolerances.md)")
 
 
 class RobustnessFinding(_Open):

@@ -250,7 +250,8 @@ class Service:
                     runtime = dict(getattr(e, "runtime", None) or {})
                     runtime["worker_device"] = getattr(e, "device", None)
                 reports.append(case_journal.with_partial(_worker_failure(display, e, self.ws.root), e))
-        report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials))
+        report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials),
+                                     merged.get("sizes_sidecar"))
         cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
                "--seed", str(seed), "--trials", str(trials)] + (["--strict"] if strict else [])
         if dtypes:
@@ -723,13 +724,27 @@ def _crash_detail(display: str, e: WorkerError, root: Path) -> tuple[str, dict[s
     return (cr.findings[0].message if cr.findings else str(e)), dict(cr.error or {})
 
 
+def _not_full(extra: dict[str, Any], at: str, sidecar_sizes: dict[str, int] | None, interp: bool) -> str:
+    """' [KernelBench at sizes ...: full size not run]', naming the sidecar's [sizes] when they moved the run off the
+    full size (issue 48: pins meant for the CPU silently kept a GPU run small) and, on a GPU, where CPU-only pins go."""
+    own = (extra.get("kernelbench") or {}).get("size_constants") or {}
+    moved = {k: v for k, v in (sidecar_sizes or {}).items() if own.get(k) != v}
+    if not moved:
+        return f" [KernelBench {at}: full size not run]"
+    pins = ", ".join(f"{k}={v}" for k, v in moved.items())
+    return (f" [KernelBench {at}, pinned by the sidecar ([sizes] {pins}): full size not run"
+            + ("" if interp else "; pins for the CPU only go in [sizes.interpreter]") + "]")
+
+
 # runtime.sandbox of an audit that ran none of the file's code (static analysis only, probes off or not possible)
 NO_CODE_RAN = "not used: none of the file's code ran (static analysis only)"
 
 
 def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[str, Any], seed: int,
-                        trials: int) -> ValidationReport:
+                        trials: int, sidecar_sizes: dict[str, int] | None = None) -> ValidationReport:
     ok = all(r.ok for r in reports)
+    dev = str(runtime.get("worker_device") or runtime.get("device") or "?")
+    interp = bool(runtime["interpreter"]) if "interpreter" in runtime else dev.startswith("cpu")
     lines = []
     first_fix = None
     for r in reports:
@@ -739,7 +754,7 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
         at = (f"cases {', '.join(only)} (their sizes are in the case rows)" if len(only) > 1 else
               (f"case {only[0]} at" if only else "at") + " sizes " +
               ', '.join(f'{k}={v}' for k, v in (extra.get("sizes_used") or {}).items()))
-        shrunk = f" [KernelBench {at}: full size not run]" if extra.get("full_size_run") is False and \
+        shrunk = _not_full(extra, at, sidecar_sizes, interp) if extra.get("full_size_run") is False and \
             extra.get("sizes_used") else ""
         if r.ok:
             lines.append(f"PASS {r.candidate}: {tiers.pass_line(r)}{shrunk}")
@@ -755,8 +770,6 @@ def _validation_verdict(ref: str, reports: list[CandidateReport], runtime: dict[
         if comp.get("line"):
             lines.append(f"  composition: {comp['line']}")
     # Where it ran, as the worker reported it (or, when every worker died first, as the slot's device says).
-    dev = str(runtime.get("worker_device") or runtime.get("device") or "?")
-    interp = bool(runtime["interpreter"]) if "interpreter" in runtime else dev.startswith("cpu")
     verdict = ("pass" if ok else "fail") + tiers.not_robust_to(reports) + (" (Triton interpreter on CPU)" if interp
                                                                            else "")
     where = "" if interp else f" on {dev}" + (f" ({runtime['gpu']})" if runtime.get("gpu") else "")

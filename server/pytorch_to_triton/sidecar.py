@@ -383,7 +383,7 @@ def parse(text: str, path: Path, problem: Problem | None = None) -> Sidecar:
             raise UsageError(f"{_where(path, 'dtypes')} must be a non-empty list, e.g. [\"float32\", \"bfloat16\"]")
         side.dtypes = [dtype_name(d, path, "dtypes") for d in raw["dtypes"]]
     if "sizes" in raw:
-        if problem is not None and not problem.kernelbench and raw["sizes"]:
+        if problem is not None and not problem.kernelbench and raw["sizes"] and raw["sizes"] != {"interpreter": {}}:
             raise UsageError(f"{_where(path, 'sizes')}: size overrides work for a KernelBench reference (module-level "
                              "integers read by get_inputs); this reference takes [[cases]] with shape = [...]")
         sizes = dict(raw["sizes"]) if isinstance(raw["sizes"], dict) else raw["sizes"]
@@ -512,6 +512,8 @@ def for_validation(side: Sidecar | None, *, dtypes: list[str] | None, cases: lis
         used.append(f"{len(side.cases)} case(s) " + ", ".join(c["name"] for c in side.cases))
     out["tolerances"] = _merge_tols(side, tolerances, used)
     out["sizes"] = _merge_sizes(side.sizes, sizes, used, "sizes")
+    # the sidecar's own [sizes] pins in effect (an explicit size wins): the verdict line names them (issue 48)
+    out["sizes_sidecar"] = {k: v for k, v in side.sizes.items() if k not in (sizes or {})}
     if side.target_gpus is not None:
         out["target_gpus"] = list(side.target_gpus)
         used.append("target GPUs " + (", ".join(f"sm_{c}" for c in side.target_gpus) or "none"))

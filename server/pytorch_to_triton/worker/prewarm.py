@@ -121,6 +121,7 @@ def _compare_ops(device: str) -> None:
         a = torch.randn(1000, device=device).to(dtype)
         ref = a.double()
         cmp.compare(a, ref, 1e-4, 1e-4)
+        cmp.compare(a, ref, 1e-4, 1e-4, own=cmp.own_error(a, ref), second=a, poison=(float("nan"), -7777.0))
         cmp.unwritten(a, a, float("nan"), -7777.0)
         cmp.same_within_rounding(a, a)
         cmp.same_bits([a], [a.clone()])

@@ -45,12 +45,10 @@ Emit = Callable[..., None]
 BIG_SPEEDUP = 10.0  # above this, the speedup over eager is reported as information (row "info")
 
 
-def _native_error(native: Any, ref64: Any) -> float | None:
-    """Max abs error of PyTorch's own outputs vs their float64 version (None when not comparable)."""
-    errs = [cmp.compare(n, r, 0.0, 0.0)["max_abs_err"] for n, r in zip(_flatten(native), _flatten(ref64))
-            if isinstance(n, torch.Tensor) and isinstance(r, torch.Tensor) and n.is_floating_point()
-            and n.shape == r.shape and n.numel()]
-    return max(errs) if errs else None
+def _native_error(native: Any, ref64: Any) -> list[cmp.OwnError | None]:
+    """PyTorch's own error vs float64 per output (compare.own_error; None where not comparable)."""
+    return [cmp.own_error(n, r) if isinstance(n, torch.Tensor) and isinstance(r, torch.Tensor) else None
+            for n, r in zip(_flatten(native), _flatten(ref64))]
 
 
 def _raw(fn: Any) -> Any:
@@ -60,7 +58,7 @@ def _raw(fn: Any) -> Any:
 
 
 def _recheck(fn: Callable[..., Any], ref_fn: Callable[..., Any], fresh: list[Any], dtype: torch.dtype,
-             tols: dict[str, Any] | None, case: Any, native_err: float | None = None) -> str | None:
+             tols: dict[str, Any] | None, case: Any, own: list[cmp.OwnError | None] | None = None) -> str | None:
     """Re-run the candidate after timing on fresh inputs into poisoned memory; None when it is still right."""
     with torch.no_grad():
         expect = ref_fn(*fresh)
@@ -71,8 +69,8 @@ def _recheck(fn: Callable[..., Any], ref_fn: Callable[..., Any], fresh: list[Any
                 _sync()
         finally:
             POISON.active = False
-    # vs the native reference: |got - native| <= 2x native_err (widened) + native_err; loose 2 covers it
-    good, why = _close(got, expect, dtype, 2.0, tols, case, native_err)
+    # vs the native reference on other inputs: the case's Tolerance.vs_native (loose 2)
+    good, why = _close(got, expect, dtype, 2.0, tols, case, own)
     if good:
         return None
     holes = sum(int((torch.isnan(o) & torch.isfinite(r)).sum()) for o, r in zip(_flatten(got), _flatten(expect))
@@ -115,21 +113,23 @@ def bench_cases(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float 
 
 
 def _close(out: Any, ref: Any, dtype: torch.dtype, loose: float, tolerances: dict[str, Any] | None = None,
-           case: Any = None, native_err: float | None = None) -> tuple[bool, str]:
-    """Output vs reference under the validator's tolerances (the reference's TOLERANCES and the call's), loosened
-    by `loose` where the reference could only run natively, and widened as run_validation does when PyTorch's own
-    result misses them by `native_err` (its max abs error vs float64)."""
+           case: Any = None, own: list[cmp.OwnError | None] | None = None) -> tuple[bool, str]:
+    """Output vs reference under run_validation's Tolerance (the reference's TOLERANCES and the call's, plus
+    PyTorch's own error `own` per output): against float64 (loose 1) element by element; against the reference in
+    the input dtype (loose 2: no float64 run, or fresh inputs after timing) as Tolerance.vs_native."""
     outs, refs = _flatten(out), _flatten(ref)
     if len(outs) != len(refs):
         return False, f"{len(outs)} outputs, expected {len(refs)}"
-    for o, r in zip(outs, refs):
+    for i, (o, r) in enumerate(zip(outs, refs)):
         if not isinstance(r, torch.Tensor):
             continue
         if not isinstance(o, torch.Tensor) or o.shape != r.shape:
             return False, "output shape differs from the reference"
-        rtol, atol = cmp.tolerance_for(o.dtype, tolerances, case)
-        rtol, atol, _ = cmp.widen_for_native(o.dtype, tolerances, rtol, atol, native_err)
-        m = cmp.compare(o, r, rtol * loose, atol * loose)
+        tol = cmp.tolerance(o.dtype, tolerances, case, own[i] if own and i < len(own) else None)
+        if loose == 1.0:
+            m = cmp.compare(o, r, tol.rtol, tol.atol, own=tol.own)
+        else:
+            m = cmp.compare(o, r, *tol.vs_native(loose))
         if not m["ok"]:
             return False, f"{m['mismatches']} elements outside tolerance (max abs err {m['max_abs_err']:.3g})"
     return True, ""
@@ -220,7 +220,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
             memory.forget(e)
             ref_check, loose = ref_out, 2.0
             torch.cuda.empty_cache()
-        native_err = _native_error(ref_out, ref_check) if loose == 1.0 else None
+        own = _native_error(ref_out, ref_check) if loose == 1.0 else None
         in_bytes = sum(t.numel() * t.element_size() for t in _tensors(inputs))
         work = roofline.work_of(base.ref_mod, case, inputs, _flatten(ref_out), counted, base.ref_model)
         moved, flops = work.bytes, work.flops
@@ -253,7 +253,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
                 row["first_call_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
                 launches = RECORDER.count
                 if impl not in ("eager", "torch.compile"):
-                    good, why = _close(out, ref_check, dtype, loose, tols, case, native_err)
+                    good, why = _close(out, ref_check, dtype, loose, tols, case, own)
                     if not good:
                         row["error"] = f"wrong result on the benchmark inputs, not timed: {why}"
                         continue
@@ -306,7 +306,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
                         row["ok"] = False
                 if impl not in ("eager", "torch.compile"):
                     fresh = base.make_inputs(Case(case_name, shape, dtype, "cuda", 12345))
-                    why = _recheck(fn, base.ref_fn, fresh, dtype, tols, case, native_err)
+                    why = _recheck(fn, base.ref_fn, fresh, dtype, tols, case, own)
                     if why:
                         row.setdefault("suspect", []).append(why)
                         row["ok"] = False

@@ -424,10 +424,11 @@ def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases:
     rels = sz.relations(defaults, every)
     ratio = sz.ratios(mod, start, every)  # read once at the problem's sizes (shrunk ones have chance ratios)
     notes: list[str] = []
-    main = _main_case(mod, device, start, pinned, vary, keep, ratio, notes)
-    full = main.sizes == {**defaults, **pinned} and not pinned
-    if pinned:
-        notes.append(f"sizes {sz.fmt(pinned)} override the problem's own ({sz.fmt({k: defaults.get(k) for k in pinned})}): "
+    moved = {k: v for k, v in pinned.items() if defaults.get(k) != v}  # a pin at the problem's own value moves nothing
+    main = _main_case(mod, device, start, moved, vary, keep, ratio, notes)
+    full = main.sizes == defaults  # sizes equal to the full size are the full size (issue 48)
+    if moved:
+        notes.append(f"sizes {sz.fmt(moved)} override the problem's own ({sz.fmt({k: defaults.get(k) for k in moved})}): "
                      "its full size was not run")
     user: list[Planned] = []
     for i, c in enumerate(user_cases or []):

@@ -1,5 +1,6 @@
 """The gradients of one case: the candidate's input gradients against the float64 reference's, the same upstream
-gradient on both sides."""
+gradient on both sides, under the case's tolerance for each gradient (compare.Tolerance: the declared or default one
+plus the reference's own error, from its backward in the input dtype)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,11 @@ class Gradients:
                 raise
             mem.forget(e)
             raise self._harness_oom(label, rec, e) from None
+        try:  # the reference's own backward in the input dtype: its error vs float64 is the gradients' yardstick
+            native_g: list[torch.Tensor | None] = run(task.ref_fn, clone_inputs(inputs))
+        except Exception as e:  # noqa: BLE001 - e.g. no backward in this dtype: the declared tolerance alone
+            mem.forget(e)
+            native_g = [None] * len(idx)
         try:
             POISON.float_value, POISON.int_offset, POISON.active = math.nan, 0, True
             cand_g = run(task.cand_fn, clone_inputs(inputs))
@@ -71,7 +77,7 @@ class Gradients:
             POISON.active = False
         ok = True
         outs = []
-        for i, (r, c) in zip(idx, zip(ref_g, cand_g)):
+        for i, r, c, nat in zip(idx, ref_g, cand_g, native_g):
             if r is None or c is None:
                 if (r is None) != (c is None):
                     what = ("missing: the candidate's output carries no autograd graph to this input; implement "
@@ -80,15 +86,16 @@ class Gradients:
                     self.find("gradient_mismatch", label, f"input {i}: gradient is {what}")
                     ok = False
                 continue
-            rtol, atol = cmp.tolerance_for(inputs[i].dtype, self.args.get("tolerances_merged"), self.case)
+            own = cmp.own_error(nat, r) if nat is not None and nat.shape == r.shape else None
+            tol = cmp.tolerance(inputs[i].dtype, self.args.get("tolerances_merged"), self.case, own)
             if c.shape != r.shape:
                 self.find("gradient_mismatch", label, f"input {i}: gradient shape {list(c.shape)} vs {list(r.shape)}")
                 ok = False
                 continue
-            m = cmp.compare(c, r, rtol, atol)
+            m = cmp.compare(c, r, tol.rtol, tol.atol, own=tol.own)
             if not m["ok"]:
                 self.find("gradient_mismatch", label, f"gradient of input {i}: {m['mismatches']} of {m['numel']} "
-                          f"elements outside tolerance; max abs err {m['max_abs_err']:.3g}", m["worst"])
+                          f"elements outside {tol.describe()}; max abs err {m['max_abs_err']:.3g}", m["worst"])
                 ok = False
             outs.append({"input": i, **{k: m[k] for k in ("max_abs_err", "max_rel_err", "rel_l2_err", "mismatches")}})
         rec.update(ok=ok, outputs=outs, max_abs_err=max((o["max_abs_err"] for o in outs), default=0.0),

@@ -498,7 +498,8 @@ def nan_inf_check(v: Validator, task: Task, args: dict[str, Any], c: cs.Planned,
     """NaN and +-inf put into the first floating input: where the reference's output is non-finite, the candidate's
     must be too (and where it is finite, close). Skipped, with a note, when the reference does not propagate."""
     task.kb.prepare(task, c.sizes, dtype)
-    inputs = task.make_inputs(Case(c.name, dict(c.sizes), dtype, v.device, cs.case_seed(args, c.name, dtype)))
+    v.case = Case(c.name, dict(c.sizes), dtype, v.device, cs.case_seed(args, c.name, dtype))  # TOLERANCES(case)
+    inputs = task.make_inputs(v.case)
     placed = cs.nan_inf_inputs(inputs, cs.case_seed(args, "nan_inf", dtype))
     if placed is None:
         return "skipped: no floating input large enough to hold NaN/inf"
@@ -510,6 +511,7 @@ def nan_inf_check(v: Validator, task: Task, args: dict[str, Any], c: cs.Planned,
         v.notes.append(f"NaN/inf check skipped: the reference raises on NaN/inf inputs ({type(e).__name__})")
         return "skipped: the reference raises on NaN/inf inputs"
     refs = [r for r in flatten(ref_out)]
+    del ref_out
     if not any(isinstance(r, torch.Tensor) and r.is_floating_point() and not bool(torch.isfinite(r).all())
                for r in refs):
         v.notes.append(f"NaN/inf check skipped: the reference's output stays finite with NaN/inf in input {idx} (it "
@@ -530,8 +532,15 @@ def nan_inf_check(v: Validator, task: Task, args: dict[str, Any], c: cs.Planned,
         return "ran: the candidate raised"
     outs = flatten(out)
     ok = len(outs) == len(refs)
+    # The finite elements are judged as the case's values are: against float64 where it runs, under the one
+    # Tolerance (the reference's own error on these inputs included).
+    ref64, _ = v._ref64(inputs, task)
+    refs64 = flatten(ref64) if ref64 is not None else [None] * len(refs)
+    del ref64
+    if len(refs64) != len(refs):
+        refs64 = [None] * len(refs)
     missing_total = spurious_total = 0
-    for i, (r, o) in enumerate(zip(refs, outs)):
+    for i, (r, o, r64) in enumerate(zip(refs, outs, refs64)):
         if not (isinstance(r, torch.Tensor) and r.is_floating_point() and isinstance(o, torch.Tensor)
                 and o.shape == r.shape):
             continue
@@ -555,12 +564,22 @@ def nan_inf_check(v: Validator, task: Task, args: dict[str, Any], c: cs.Planned,
                    "elements it should not (reads outside the row/tile?)", {"first_index": first, "count": n_spur})
             ok = False
         both = torch.isfinite(r) & torch.isfinite(o)
-        rtol, atol = cmp.tolerance_for(r.dtype, v.args.get("tolerances_merged"), v.case)
-        m = cmp.compare(torch.where(both, o, torch.zeros_like(o)), torch.where(both, r, torch.zeros_like(r)),
-                        max(rtol, 1e-3) * 4, max(atol, 1e-3) * 4)
+        overrides = v.args.get("tolerances_merged")
+        if isinstance(r64, torch.Tensor) and r64.shape == r.shape:
+            both &= torch.isfinite(r64)
+            target = torch.where(both, r64, torch.zeros_like(r64))
+            tol = cmp.tolerance(r.dtype, overrides, v.case, cmp.own_error(r, r64))
+            rtol, atol = tol.rtol, tol.atol
+        else:  # no float64 reference: the input-dtype one, as the stale check compares
+            target = torch.where(both, r, torch.zeros_like(r))
+            tol = cmp.tolerance(r.dtype, overrides, v.case)
+            rtol, atol = tol.vs_native()
+        m = cmp.compare(torch.where(both, o, torch.zeros_like(o)), target, rtol, atol, own=tol.own)
         if not m["ok"]:
             v.find("nan_propagation", label, f"output {i}: with NaN/inf in input {idx}, {m['mismatches']} finite "
-                   f"elements differ from the reference (max abs err {m['max_abs_err']:.3g})", m["worst"][:3])
+                   f"elements differ from the reference beyond rtol={rtol:g} atol={atol:g}"
+                   + (f" + {cmp.OWN_FACTOR:g}x its own error (up to {tol.own_max:.3g})" if tol.own is not None else "")
+                   + f" (max abs err {m['max_abs_err']:.3g})", m["worst"][:3])
             ok = False
     rec.update(ok=ok, launches=ev.launches, nonfinite_missing=missing_total, nonfinite_spurious=spurious_total)
     v.cases.append(rec)

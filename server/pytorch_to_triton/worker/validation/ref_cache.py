@@ -2,7 +2,7 @@
 run_validation under 50 ms beyond the kernel work).
 
 While an assistant iterates on a candidate, the reference file, the seed and so each case's inputs stay the same:
-the reference's outputs (float64 where there is one), PyTorch's own error against them and whether the reference
+the reference's outputs (float64 where there is one), PyTorch's own error against them (per window) and whether the reference
 writes into its inputs are the same on every call. Per case that was a float64 run, a native run, an input
 comparison, a full error pass and a fingerprint: about a third of a warm vector-add validation's tensor ops.
 
@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from .compare import fingerprint
+from .compare import OwnError, fingerprint
 
 MAX_ENTRY_BYTES = 2 << 20
 MAX_BYTES = 16 << 20
@@ -37,7 +37,7 @@ class RefSide:
     """What the rest of a case needs from the reference."""
 
     expected: list[torch.Tensor]  # what the runs are compared against (float64 where there is one)
-    native_err: list[float | None]  # PyTorch's own max abs error vs float64, per output
+    own: list[OwnError | None]  # PyTorch's own error vs float64 per output (compare.own_error), or None
     ref_meta: list[tuple[Any, ...]]  # (shape, dtype, device, is_tensor) per output
     ref_fp: Any  # fingerprint of the native outputs (the cross-trial stale check), or None
     ref_mutates: bool  # the reference writes into its inputs
@@ -57,7 +57,12 @@ def enabled() -> bool:
 
 
 def _size(side: RefSide) -> int:
-    return sum(t.numel() * t.element_size() for t in side.expected if isinstance(t, torch.Tensor))
+    return sum(t.numel() * t.element_size() for t in _held(side))
+
+
+def _held(side: RefSide) -> list[torch.Tensor]:
+    """The tensors an entry keeps: the expected outputs and the own-error windows."""
+    return [t for t in side.expected if isinstance(t, torch.Tensor)] + [o.windows for o in side.own if o is not None]
 
 
 def _inputs_key(inputs: list[Any]) -> Any:
@@ -72,7 +77,7 @@ def get(key: tuple[Any, ...], inputs: list[Any]) -> RefSide | None:
         return None
     # Candidates run in this process (issue 30): one that found the cached tensors (gc.get_objects) and wrote into
     # them would change what later candidates are judged against, so an entry must still hold what was stored.
-    if side.inputs_key != _inputs_key(inputs) or side.expected_key != fingerprint(list(side.expected)):
+    if side.inputs_key != _inputs_key(inputs) or side.expected_key != fingerprint(_held(side)):
         _BYTES[0] -= _size(_CACHE.pop(key))
         return None
     _CACHE.move_to_end(key)
@@ -85,7 +90,7 @@ def put(key: tuple[Any, ...], inputs: list[Any], side: RefSide) -> None:
     if size > MAX_ENTRY_BYTES:
         return
     side.inputs_key = _inputs_key(inputs)
-    side.expected_key = fingerprint(list(side.expected))
+    side.expected_key = fingerprint(_held(side))
     old = _CACHE.pop(key, None)
     if old is not None:
         _BYTES[0] -= _size(old)

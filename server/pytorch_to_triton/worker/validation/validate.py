@@ -100,6 +100,8 @@ class Validator(OutputChecks, Gradients):
         self.values: dict[str, str] | None = None  # the value recipes and hook of the user's case now running
         self.hook: str | None = None
         self.notes: list[str] = []
+        self.tols: list[cmp.Tolerance] = []  # the case now running: its Tolerance per output (output_checks.py)
+        self.tol_notes: dict[tuple[str, str], tuple[float, int]] = {}  # (kind, dtype) -> (own error, note index)
         self.cases: list[dict[str, Any]] = []
         self._estimates: dict[tuple[Any, ...], mem.Estimate | None] = {}
         self._deferred: tuple[Any, ...] | None = None  # the case now running without its estimate (_estimate)
@@ -156,7 +158,8 @@ class Validator(OutputChecks, Gradients):
                 raise
             mem.forget(e)
             return None, (f"float64 reference unavailable ({type(e).__name__}: {str(e)[:120]}); compared "
-                          "against the reference in the input dtype")
+                          "against the reference in the input dtype, under the declared or default tolerance alone "
+                          "(PyTorch's own error cannot be measured)")
 
     def _candidate(self, fn: Callable, inputs: list[Any], poison_value: float, int_offset: int,
                    case: str) -> tuple[Any, CallEvidence, float]:
@@ -252,7 +255,7 @@ class Validator(OutputChecks, Gradients):
             est = mem.real_estimate(inputs, side.ref_meta, self.rt.interpreter)
             self._keep_estimate(self._deferred, est)
             rec["mem_estimate_bytes"] = est.need(fp64)
-        expected, native_err, ref_meta = list(side.expected), side.native_err, side.ref_meta
+        expected, own, ref_meta = list(side.expected), side.own, side.ref_meta
         ref_fp, ref_mutates = side.ref_fp, side.ref_mutates
         in_elems = sum(t.numel() for t in _tensors(inputs))
         out_elems = sum(math.prod(meta[0]) for meta in ref_meta)
@@ -283,9 +286,9 @@ class Validator(OutputChecks, Gradients):
             self._candidate_error(rec, label, e, "second run raised ")
             return
         a_list, b_list = _flatten(out_a), _flatten(out_b)
-        out_fp = cmp.fingerprint(out_a) if state is not None else None
+        out_fp = cmp.fingerprint(a_list) if state is not None else None  # one per output
         del out_a, out_b
-        ok = self._compare_outputs(rec, label, ref_meta, expected, native_err, a_list, b_list)
+        ok = self._compare_outputs(rec, label, ref_meta, expected, own, a_list, b_list)
         del a_list, b_list, expected
         if ok and state is not None and out_elems > 0:
             ok = self._stale_checks(task, rec, label, case, b_in, out_fp, ref_fp, ref_mutates, state) and ok
@@ -351,24 +354,23 @@ class Validator(OutputChecks, Gradients):
             ref64_list = [None] * len(ref_list)
         ref_bytes = _nbytes(ref_list)
         # 3. What the runs are compared against: the float64 outputs where there are some; the native outputs
-        #    are then needed only for their metadata, a fingerprint and the native-vs-float64 note.
-        tol_over = self.args.get("tolerances_merged") or {}
-        expected, native_err = [], []
+        #    are then needed only for their metadata, a fingerprint and their own error (the case's tolerance).
+        expected, own = [], []
         for r, r64 in zip(ref_list, ref64_list):
             r_t = _as_tensor(r, self.device)
             if r64 is not None and r_t.is_floating_point():
                 e_t = _as_tensor(r64, self.device)
-                native_err.append(self._native_note(label, r_t, e_t, tol_over) if r_t.numel() else None)
+                own.append(cmp.own_error(r_t, e_t))
             else:
                 e_t = r_t
-                native_err.append(None)
+                own.append(None)
             expected.append(e_t)
         ref_meta = [(tuple(r.shape), r.dtype, r.device, True) if isinstance(r, torch.Tensor) else
                     (tuple(_as_tensor(r, self.device).shape), _as_tensor(r, self.device).dtype, None, False)
                     for r in ref_list]
         ref_fp = cmp.fingerprint(ref_list) if state is not None else None
         del ref_list, ref64_list
-        return RefSide(expected, native_err, ref_meta, ref_fp, ref_mutates, ref_bytes)
+        return RefSide(expected, own, ref_meta, ref_fp, ref_mutates, ref_bytes)
 
     def _input_names(self, task: Task) -> list[str]:
         model = getattr(task.ref_mod, "Model", None) if task.kernelbench else None
@@ -479,7 +481,7 @@ class Validator(OutputChecks, Gradients):
                 rec["mem_estimate_bytes"] = need
                 self.notes.append(f"case {label}: the float64 reference would need {mem.gib(need64)} and "
                                   f"{mem.gib(free)} of {where} are free; compared against the reference in "
-                                  f"{dtype_name(case.dtype)} instead")
+                                  f"{dtype_name(case.dtype)} instead, under the declared or default tolerance alone")
             return False
         if isinstance(case.shape, dict) or case.shape is None:  # KernelBench: the sizes get_inputs() ran at
             shape = f"at sizes {case.shape}" if case.shape else "(get_inputs() at the module's sizes)"
