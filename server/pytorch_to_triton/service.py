@@ -14,6 +14,7 @@ import shlex
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,25 @@ def check_sizes(sizes: Any, what: str = "sizes") -> dict[str, int]:
     return out
 
 
+@dataclass
+class ValidationRequest:
+    """One validation as Service.validate and audit_kernel run it (issue 45: one judge, one request): the files, the
+    worker's arguments less the candidate, the sidecar and what of it was used, and the command that reproduces it."""
+
+    ref: Path
+    candidates: list[Path]
+    args: dict[str, Any]
+    side: sidecar.Sidecar | None
+    side_used: list[str]
+    required: list[str]  # args["require"]: the sidecar's, the explicit list, strict's kinds
+    cases: list[Any] | None  # the merged extra cases (the journal names them)
+    only_cases: list[str] | None
+    seed: int
+    trials: int
+    timeout_s: float
+    command: list[str]  # `pytorch-to-triton validate ...` as argv
+
+
 class Service:
     """One workspace, one worker pool: what the MCP server and the CLI both drive."""
 
@@ -185,6 +205,53 @@ class Service:
         cancel: threading.Event | None = None,
     ) -> ValidationReport:
         """Validate candidate files against a PyTorch reference over many cases (the stage gate)."""
+        req = self._validation_request(
+            reference=reference, candidates=candidates, reference_code=reference_code, candidate_code=candidate_code,
+            reference_entry=reference_entry, candidate_entry=candidate_entry, dtypes=dtypes, cases=cases,
+            replace_cases=replace_cases, only_cases=only_cases, trials=trials, seed=seed, tolerances=tolerances,
+            gradients=gradients, large_offsets=large_offsets, noncontiguous=noncontiguous, sizes=sizes, strict=strict,
+            require=require, target_gpus=target_gpus, timeout_s=timeout_s, budget_s=budget_s)
+        report = self._run_validation(req, device, on_event, cancel)
+        for cr in report.candidates:
+            extra = cr.model_extra or {}
+            shrunk = extra.get("sizes_used") if extra.get("full_size_run") is False else None
+            self._journal(req.ref, "run_validation", cr.candidate, {
+                "ok": cr.ok, "verdict": report.verdict if len(report.candidates) == 1 else ("pass" if cr.ok else
+                                                                                             "fail"),
+                "interpreter": report.interpreter, "sizes_not_full": shrunk,
+                **_journal_ran(req.cases, req.side_used, extra),
+                **({"only_cases": list(req.only_cases)} if req.only_cases else {}),
+                **tiers.journal_fields(cr, req.required)})
+        return report
+
+    def _validation_request(
+        self,
+        *,
+        reference: str | None = None,
+        candidates: list[str] | None = None,
+        reference_code: str | None = None,
+        candidate_code: str | None = None,
+        reference_entry: str | None = None,
+        candidate_entry: str | None = None,
+        dtypes: list[str] | None = None,
+        cases: list[Any] | None = None,
+        replace_cases: bool = False,
+        only_cases: list[str] | None = None,
+        trials: int = 3,
+        seed: int = 0,
+        tolerances: dict[str, Any] | None = None,
+        gradients: bool = False,
+        large_offsets: bool = False,
+        noncontiguous: bool | None = None,
+        sizes: dict[str, int] | None = None,
+        strict: bool = False,
+        require: list[str] | None = None,
+        target_gpus: list[str] | str | None = None,
+        timeout_s: float = VALIDATION_TIMEOUT_S,
+        budget_s: float | None = None,
+    ) -> ValidationRequest:
+        """The one request run_validation runs (Service.validate, and audit_kernel with a task reference): the files,
+        the sidecar merged under the explicit arguments, the worker's arguments checked, and the reproduce line."""
         ref = self.source(reference, reference_code, "reference")
         side = self._sidecar(ref) if reference_code is None else None
         explicit_cases = cases  # the reproduce line repeats what was passed; the sidecar is read again anyway
@@ -219,13 +286,36 @@ class Service:
         base["target_gpus"] = _targets(target_gpus, merged.get("target_gpus"))
         if merged.get("sizes_interpreter"):
             base["sizes_interpreter"] = check_sizes(merged["sizes_interpreter"], "sizes.interpreter")
+        cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
+               "--seed", str(seed), "--trials", str(trials)] + (["--strict"] if strict else [])
+        if dtypes:
+            cmd += ["--dtypes", ",".join(dtypes)]
+        if sizes:
+            cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
+        if explicit_cases:  # the same extra cases (issue 40: the reproduce line dropped them)
+            plain = [{k: v for k, v in c.items() if v is not None} for c in _cases(explicit_cases)]
+            cmd += ["--cases", json.dumps(plain, separators=(",", ":"))]
+        if replace_cases:
+            cmd += ["--replace-cases"]
+        if budget_s is not None:
+            cmd += ["--budget", f"{float(budget_s):g}"]
+        if only_cases:  # a subset run reproduces as the same subset
+            cmd += ["--only-cases", ",".join(only_cases)]
+        return ValidationRequest(ref, cand_paths, base, side, side_used, required, cases, only_cases, int(seed),
+                                 int(trials), float(timeout_s), cmd)
+
+    def _run_validation(self, req: ValidationRequest, device: str | None, on_event: OnEvent | None,
+                        cancel: threading.Event | None) -> ValidationReport:
+        """Run a request's candidates (worker op "validate", resumed after a crash inside a case) and word the
+        verdict; the journal rows are the caller's."""
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
         crashes = case_journal.ReferenceCrashes()  # cases whose reference crashed a worker: skipped for every candidate
         call_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{threading.get_ident() % 10000:04d}"
-        for i, cand in enumerate(cand_paths):
+        ref, timeout_s = req.ref, req.timeout_s
+        for i, cand in enumerate(req.candidates):
             display = self.ws.relative(cand)
-            args = {**base, "candidate": str(cand), "candidate_display": display}
+            args = {**req.args, "candidate": str(cand), "candidate_display": display}
             log = self._case_log(ref, call_id, display)
 
             def fwd(msg: dict[str, Any], i: int = i) -> None:
@@ -247,34 +337,11 @@ class Service:
                     runtime = dict(getattr(e, "runtime", None) or {})
                     runtime["worker_device"] = getattr(e, "device", None)
                 reports.append(case_journal.with_partial(_worker_failure(display, e, self.ws.root), e))
-        report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials))
-        cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
-               "--seed", str(seed), "--trials", str(trials)] + (["--strict"] if strict else [])
-        if dtypes:
-            cmd += ["--dtypes", ",".join(dtypes)]
-        if sizes:
-            cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
-        if explicit_cases:  # the same extra cases (issue 40: the reproduce line dropped them)
-            plain = [{k: v for k, v in c.items() if v is not None} for c in _cases(explicit_cases)]
-            cmd += ["--cases", json.dumps(plain, separators=(",", ":"))]
-        if replace_cases:
-            cmd += ["--replace-cases"]
-        if budget_s is not None:
-            cmd += ["--budget", f"{float(budget_s):g}"]
-        if only_cases:  # a subset run reproduces as the same subset
-            cmd += ["--only-cases", ",".join(only_cases)]
-        report.reproduce = shlex.join(cmd)
-        if side is not None:
-            report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
-            report.summary += "\n" + side.describe(side_used)
-        for cr in reports:
-            extra = cr.model_extra or {}
-            shrunk = extra.get("sizes_used") if extra.get("full_size_run") is False else None
-            self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
-                          len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter,
-                          "sizes_not_full": shrunk, **_journal_ran(cases, side_used, extra),
-                          **({"only_cases": list(only_cases)} if only_cases else {}),
-                          **tiers.journal_fields(cr, required)})
+        report = _validation_verdict(self.ws.relative(ref), reports, runtime, req.seed, req.trials)
+        report.reproduce = shlex.join(req.command)
+        if req.side is not None:
+            report.sidecar = {"file": self.ws.relative(req.side.path), "used": req.side_used, "notes": req.side.notes}
+            report.summary += "\n" + req.side.describe(req.side_used)
         return report
 
     # ---- run_benchmark --------------------------------------------------------------------------
