@@ -38,6 +38,10 @@ KNOWN_DTYPES = {
 }
 VALIDATION_TIMEOUT_S = 600.0
 BENCHMARK_TIMEOUT_S = 600.0
+# Issue 45 ("No slower": an audit with a reference within validate + 50 %): after run_validation the probes get this
+# share of its time (the rest of the 50 % is the probe call's own start, the harness import and the static pass),
+# and never less than PROBE_MIN_S (a 2 s validation still gets its layout and sizes probes).
+PROBE_SHARE, PROBE_MIN_S = 0.35, 3.0
 
 
 def _targets(explicit: list[str] | str | None, from_sidecar: list[int] | None) -> list[int]:
@@ -486,8 +490,9 @@ class Service:
         harness: str | None = None,
         probe: bool = True,
     ) -> AuditResult:
-        """Five-category review of a Triton file: static suspects, confirmed by running the entry (probes), plus
-        compiled facts on a GPU."""
+        """Five-category review of a Triton file: static suspects, judged by run_validation when the file belongs to a
+        task (reference= or a reference.py beside it), else confirmed by running the entry (probes); plus compiled
+        facts on a GPU."""
         from .audit import Finding, audit_source, merge_compiled, render_markdown
         from .audit.contract import for_source as contract_for
         from .audit.contract import harness_entry
@@ -512,6 +517,13 @@ class Service:
             p.args["dtype"] = contract.dtype  # the entry admits only that dtype: the example runs in it
         compiled: list[dict[str, Any]] = []
         runtime: dict[str, Any] = {}  # of the worker that ran the file's code, when one did
+        # Issue 45: with a task reference the execution half is run_validation itself (the request Service.validate
+        # builds for this file); the probes come after it, as robustness, in a budget taken from its time.
+        validated, not_validated = (self._audit_validation(task_ref, src_path, compile, timeout_s, device, on_event,
+                                                           cancel, runtime)
+                                    if probe and task_ref is not None else (None, ""))
+        if not_validated:
+            report.not_checked.append(not_validated)
         if compile and reference:
             ref = self.ws.resolve(reference, what="reference")
             try:
@@ -519,7 +531,7 @@ class Service:
                                                   "candidate": str(src_path)}, timeout_s=timeout_s, device=device,
                                      cancel=cancel)
                 compiled = res.get("kernels", [])
-                runtime = dict(res.get("runtime") or {})
+                runtime = runtime or dict(res.get("runtime") or {})
                 if res.get("skipped"):
                     report.not_checked.append(res["skipped"])
                 for k in compiled:
@@ -533,7 +545,7 @@ class Service:
             report.not_checked.append("compiled analysis skipped: pass reference= (a task reference.py) so the kernel "
                                       "can be compiled for representative inputs on a GPU")
         report = self._probe(report, p, task_ref, side, probe, timeout_s, device, on_event, cancel, contract, runtime,
-                             compile)
+                             compile, validated)
         if on_event:
             on_event("report", 2, 2)
         data = report.model_dump(mode="json")
@@ -555,6 +567,26 @@ class Service:
                                               for f in report.accepted]})
         return result
 
+    def _audit_validation(self, task_ref: Path, src_path: Path, compile: bool, timeout_s: float, device: str | None,
+                          on_event: OnEvent | None, cancel: threading.Event | None,
+                          runtime: dict[str, Any]) -> tuple[Any, str]:
+        """run_validation of the audited file against its task reference, through the request Service.validate builds
+        (one judge): (Validated, "") or (None, why it could not run: the file is not a candidate of that task)."""
+        from .audit.validation_evidence import Validated
+
+        if task_ref.resolve() == src_path.resolve():
+            return None, ""
+        t0 = time.monotonic()
+        try:
+            req = self._validation_request(reference=str(task_ref), candidates=[str(src_path)],
+                                           target_gpus=None if compile else "none", timeout_s=timeout_s)
+            rep = self._run_validation(req, device, on_event, cancel)
+        except UsageError as e:  # a helper module beside a reference (no entry of the task): the probes alone judge
+            return None, f"run_validation did not run this file against {self.ws.relative(task_ref)}: {e}"[:600]
+        cr = rep.candidates[0]
+        runtime.update(rep.runtime or {})
+        return Validated(cr.model_dump(mode="json"), rep.reproduce or "", time.monotonic() - t0), ""
+
     def _audit_task(self, src_path: Path, code: str | None, reference: str | None) \
             -> tuple[Path | None, sidecar.Sidecar | None, str]:
         """The task (the reference given, else the folder's reference.py) and the sidecar holding [audit]."""
@@ -572,10 +604,12 @@ class Service:
 
     def _probe(self, report: Any, p: Any, task_ref: Path | None, side: sidecar.Sidecar | None, probe: bool,
                timeout_s: float, device: str | None, on_event: OnEvent | None, cancel: threading.Event | None,
-               contract: Any, runtime: dict[str, Any], compile: bool = True) -> Any:
+               contract: Any, runtime: dict[str, Any], compile: bool = True, validated: Any = None) -> Any:
         """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence,
         tiered against the contract. `runtime` gets the worker's runtime when the probes ran and nothing ran the
-        file before; with `compile` (and no GPU) the probes' launches compile for the target GPUs too."""
+        file before; with `compile` (and no GPU) the probes' launches compile for the target GPUs too. With
+        `validated` (run_validation's answer, issue 45) the probes take at most PROBE_SHARE of its time, skip what it
+        ran, and compile nothing it did not (its target compile covered its cases)."""
         from .audit.evidence import weigh
 
         if p.args is not None and side is not None and task_ref is not None and p.args["harness"] == str(task_ref):
@@ -589,10 +623,23 @@ class Service:
         if p.args is not None:  # without a GPU the probes' launches compile for the target (sidecar's GPUs), unless
             # compile=false (then only the specialisation keys are counted, for the compile-count probe)
             p.args["target_gpus"] = _targets(None, side.target_gpus if side else None) if compile else []
+        call_timeout = timeout_s
+        if p.args is not None and validated is not None:
+            if validated.broke_early():
+                return weigh(report, None, "run_validation's candidate never ran a case", accept=p.accept,
+                             contract=contract, validated=validated)
+            p.args["budget_s"] = min(p.args["budget_s"], max(PROBE_MIN_S, PROBE_SHARE * validated.seconds))
+            p.args["skip_probes"] = {
+                "repeat": f"run_validation ran every contract case {validated.candidate.get('trials') or 'several'} "
+                          "time(s) (its nondeterministic check)",
+                "reference": "run_validation compared the file with the task's reference on every case"}
+            p.args["target_gpus"] = []  # run_validation compiled what its cases launched; the probes' sizes are robustness
+            call_timeout = min(timeout_s, 2 * p.args["budget_s"] + 60)
         if not probe:
-            return weigh(report, None, "probe=false", accept=p.accept, contract=contract)
+            return weigh(report, None, "probe=false" + (", so run_validation did not run either" if task_ref else ""),
+                         accept=p.accept, contract=contract)
         if p.args is None:
-            return weigh(report, None, p.why_not, accept=p.accept, contract=contract)
+            return weigh(report, None, p.why_not, accept=p.accept, contract=contract, validated=validated)
         if on_event:
             on_event("probes", 1, 2)
         def fwd(msg: dict[str, Any]) -> None:
@@ -600,19 +647,19 @@ class Service:
                 on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
 
         try:
-            res = self.pool.call("probe", p.args, timeout_s=timeout_s, device=device, on_event=fwd, cancel=cancel)
+            res = self.pool.call("probe", p.args, timeout_s=call_timeout, device=device, on_event=fwd, cancel=cancel)
         except WorkerError as e:
             if e.kind == "cancelled":
                 raise
             return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept,
-                         contract=contract)
+                         contract=contract, validated=validated)
         if not runtime:
             runtime.update(res.get("runtime") or {})
         if res.get("kernelbench") and isinstance(res.get("shape"), dict):
             p.args["shape"] = res["shape"]  # the reproducer runs at the very sizes the probes ran at
         report.checked.append(f"probes: {res.get('entry')} at {res.get('shape')} {res.get('dtype')} on "
                               f"{res.get('device')}; safety by {res.get('safety')}")
-        return weigh(report, res, repro=p.reproducer, accept=p.accept, contract=contract)
+        return weigh(report, res, repro=p.reproducer, accept=p.accept, contract=contract, validated=validated)
 
     # ---- fetch_triton_docs ----------------------------------------------------------------------
     def docs(
@@ -804,8 +851,10 @@ def _audit_summary(r: AuditResult) -> str:
     host = [f"host code: {len(r.host_code)} note(s), information only ({', '.join(sorted({f.check for f in r.host_code}))})"
             ] if r.host_code else []
     robust = [f"- not robust to {x.title}: {x.check} on {x.case}; fix: {x.fix[:100]}" for x in r.robustness]
+    # run_validation's own words (its verdict, composition, warnings such as library_compute "(allowed)"): issue 45
+    judged = [c.split("; reproduce:")[0] for c in r.checked if c.startswith(("run_validation", "composition (run_"))]
     assumed = next((f.assumed for f in r.findings if f.severity in ("P0", "P1") and f.assumed), "")
-    return "\n".join([head, *top, *([assumed] if assumed else []), *robust, *host,
+    return "\n".join([head, *top, *([assumed] if assumed else []), *robust, *judged, *host,
                       *(f"not checked: {n}" for n in r.not_checked)])
 
 

@@ -29,7 +29,7 @@ GRID_CAP = 65535  # CUDA's limit on grid dimensions 1 and 2 (dimension 0 goes to
 TORCH_DTYPES = ("float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "uint8",
                 "int16", "int32", "int64", "bool")
 # Which default assumptions a probe's findings depend on (the "assumed:" line names these).
-PROBE_KINDS = {"layout": ("weight", "lastdim", "1d"), "sizes": ("structure", "empty"), "rows": ("empty",),
+PROBE_KINDS = {"layout": ("layouts", "weight", "lastdim", "1d"), "sizes": ("structure", "empty"), "rows": ("empty",),
                "reference": ("precision",), "grad": ("precision",), "magnitude": ("extreme",),
                "defaults": ("defaults",)}
 MAX_ITEMS = 4

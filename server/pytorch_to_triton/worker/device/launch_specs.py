@@ -36,6 +36,9 @@ class LaunchSpec:
     autotuned: bool = False  # an @triton.autotune wrapper chose the launch's config (compile every config offered)
     heuristics: dict[str, Any] = field(default_factory=dict)  # values @triton.heuristics computed for this launch
     error: str | None = None  # why no specialisation could be taken (a note, not a failure)
+    # The tier of the calls that launched it (LaunchRecorder.origin): contract, or robustness with its kind
+    tier: str = "contract"
+    kind: str | None = None
 
     def key(self) -> str:
         """Triton's cache key for this launch in a stable text form (same key, same binary)."""
