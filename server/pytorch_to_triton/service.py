@@ -551,6 +551,9 @@ class Service:
         data = report.model_dump(mode="json")
         result = AuditResult.model_validate({**data, "compiled": compiled, "markdown": render_markdown(report),
                                              "runtime": runtime or {"sandbox": NO_CODE_RAN}})
+        if validated is not None:
+            result.validation = {"verdict": validated.verdict, "ok": validated.ok, "reproduce": validated.reproduce,
+                                 "seconds": round(validated.seconds, 1)}
         result.summary = _audit_summary(result)
         counts = {k: v for k, v in (data.get("counts") or {}).items() if k in ("P0", "P1", "P2")}
         if side_err:

@@ -169,7 +169,10 @@ def merge_static(report: AuditReport, v: Validated) -> None:
             hit.evidence = f"{hit.evidence} | static {f.id} line {f.line}: {f.evidence}"[:600]
             report.findings.remove(f)
             continue
-        if honesty and f.severity in ("P0", "P1"):  # a P2 note (code the entry never reaches) stays a note
+        if honesty and f.severity in ("P0", "P1") and not comp:  # no call finished: nothing judged it
+            f.severity = "P2"
+            f.why = f"verify: run_validation's cases failed before its composition could be judged. {f.why}"[:600]
+        elif honesty and f.severity in ("P0", "P1"):  # a P2 note (code the entry never reaches) stays a note
             report.findings.remove(f)
             f.severity = "info"
             f.why = (f"run_validation ran the candidate and did not fail it for this ({v.verdict}"
