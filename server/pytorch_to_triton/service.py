@@ -39,9 +39,10 @@ KNOWN_DTYPES = {
 VALIDATION_TIMEOUT_S = 600.0
 BENCHMARK_TIMEOUT_S = 600.0
 # Issue 45 ("No slower": an audit with a reference within validate + 50 %): after run_validation the probes get this
-# share of its time (the rest of the 50 % is the probe call's own start, the harness import and the static pass),
-# and never less than PROBE_MIN_S (a 2 s validation still gets its layout and sizes probes).
-PROBE_SHARE, PROBE_MIN_S = 0.35, 3.0
+# share of its time (the rest of the 50 % is the probe call's own start, the harness import and the static pass); a
+# share under PROBE_MIN_S is not worth that start (a validation that failed in a second): the probes are skipped, and
+# the verdict line says so.
+PROBE_SHARE, PROBE_MIN_S = 0.3, 1.0
 
 
 def _targets(explicit: list[str] | str | None, from_sidecar: list[int] | None) -> list[int]:
@@ -524,7 +525,10 @@ class Service:
                                     if probe and task_ref is not None else (None, ""))
         if not_validated:
             report.not_checked.append(not_validated)
-        if compile and reference:
+        if compile and reference and all(s.name == "cpu" for s in self.pool.slots) and not self._has_gpu_hint():
+            # no GPU: the worker would answer this at once; the CPU-side compile for the target ran in run_validation
+            report.not_checked.append("compiled analysis skipped: no GPU (Triton interpreter on CPU)")
+        elif compile and reference:
             ref = self.ws.resolve(reference, what="reference")
             try:
                 res = self.pool.call("compiled", {"workspace": str(self.ws.root), "reference": str(ref),
@@ -631,7 +635,11 @@ class Service:
             if validated.broke_early():
                 return weigh(report, None, "run_validation's candidate never ran a case", accept=p.accept,
                              contract=contract, validated=validated)
-            p.args["budget_s"] = min(p.args["budget_s"], max(PROBE_MIN_S, PROBE_SHARE * validated.seconds))
+            share = PROBE_SHARE * validated.seconds
+            if share < PROBE_MIN_S and probe:
+                return weigh(report, None, f"no time left: run_validation took {validated.seconds:.1f} s and the probes "
+                             f"get {PROBE_SHARE:.0%} of it", accept=p.accept, contract=contract, validated=validated)
+            p.args["budget_s"] = min(p.args["budget_s"], share)
             p.args["skip_probes"] = {
                 "repeat": f"run_validation ran every contract case {validated.candidate.get('trials') or 'several'} "
                           "time(s) (its nondeterministic check)",
@@ -649,6 +657,7 @@ class Service:
             if on_event is not None and msg.get("type") == "progress":
                 on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
 
+        t0 = time.monotonic()
         try:
             res = self.pool.call("probe", p.args, timeout_s=call_timeout, device=device, on_event=fwd, cancel=cancel)
         except WorkerError as e:
@@ -656,12 +665,19 @@ class Service:
                 raise
             return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept,
                          contract=contract, validated=validated)
+        except UsageError as e:
+            if validated is None:  # the user's harness: theirs to fix
+                raise
+            # the task reference run_validation just ran: what broke it here is the candidate (a patched builtin)
+            return weigh(report, None, f"the probe run failed: {str(e)[:300]}", accept=p.accept, contract=contract,
+                         validated=validated)
         if not runtime:
             runtime.update(res.get("runtime") or {})
         if res.get("kernelbench") and isinstance(res.get("shape"), dict):
             p.args["shape"] = res["shape"]  # the reproducer runs at the very sizes the probes ran at
         report.checked.append(f"probes: {res.get('entry')} at {res.get('shape')} {res.get('dtype')} on "
-                              f"{res.get('device')}; safety by {res.get('safety')}")
+                              f"{res.get('device')}; safety by {res.get('safety')}; {time.monotonic() - t0:.1f} s"
+                              + (f" (budget {p.args['budget_s']:.1f} s)" if validated is not None else ""))
         return weigh(report, res, repro=p.reproducer, accept=p.accept, contract=contract, validated=validated)
 
     # ---- fetch_triton_docs ----------------------------------------------------------------------
