@@ -245,30 +245,37 @@ def test_held_out_p0s_are_real_and_reproduce_and_execution_finds_the_known_probl
     assert all(g.get("repro_fails") for g in p0), [g for g in p0 if not g.get("repro_fails")]
     assert not [g for g in s["graded"] if g["label"] == "unlabelled"]
     rec = s["recall"]
-    assert rec and sum(x["by_execution"] for x in rec) >= 0.5 * len(rec), rec
+    # issue 45: its known layout bugs (x read as dense) are robustness now (the examples pass contiguous inputs):
+    # named by execution, with their input and fix, but no longer P0s (P0/P1 recall 1/4 at 45's rules, was 4/4)
+    assert rec and sum(x["named_by_execution"] for x in rec) >= 0.5 * len(rec), rec
 
 
 # set, files, projects, real P0s at least, known problems, found by execution at least: the figures under the rules
-# as they stand (RESULTS.md keeps each batch's fresh figure, measured before the rule changes it prompted).
+# as they stand (RESULTS.md keeps each batch's fresh figure, measured before the rule changes it prompted). Issue 45
+# (2026-12-07, rerun set by set on the CPU): a layout the example gives contiguous and a size the kernel does not
+# compile for (a tl.arange over a head dim of 15/17) are robustness, reported apart with their input, fix and
+# reproducer: the real P0s of those kinds (layout bugs labelled real by the earlier "no assert and no .contiguous()"
+# standard; head dims 80/96 that tl.arange refuses) no longer count here, though each is still named by execution.
 LATER_BATCHES = [
-    ("held_out_2", 7, "sglang, lmdeploy", 3, 5, 3),
-    ("held_out_3", 6, "vllm, axolotl", 1, 4, 1),
+    ("held_out_2", 7, "sglang, lmdeploy", 0, 5, 0),  # issue 45: its 3 layout P0s are robustness (named 3/5)
+    ("held_out_3", 6, "vllm, axolotl", 0, 4, 0),  # issue 45: merge_attn_states' layout P0: robustness (named 4/4)
     ("held_out_4", 6, "mamba-ssm, flag-gems", 0, 3, 0),  # mamba's D/dt_bias=None crash is robustness "defaults" (issue 35)
-    ("held_out_5", 6, "megablocks, trl, lightllm", 2, 6, 2),
-    ("held_out_6", 6, "verl, auto-round, flash-attn", 3, 7, 3),
+    ("held_out_5", 6, "megablocks, trl, lightllm", 0, 6, 0),  # issue 45: a layout and a head-dim tl.arange: robustness
+    ("held_out_6", 6, "verl, auto-round, flash-attn", 1, 7, 1),  # issue 45: dequant(_zp)'s 2 layout P0s: robustness
     ("held_out_7", 6, "sageattention, ring-flash-attn, nvidia-modelopt", 2, 4, 2),
-    ("held_out_8", 5, "colossalai, autoawq", 7, 14, 7),
+    ("held_out_8", 5, "colossalai, autoawq", 2, 14, 2),  # issue 45: 4 layouts, 1 head dim: robustness (named 7/14)
     ("held_out_9", 1, "aqlm", 0, 1, 0),  # its empty-batch crash is robustness "empty" since issue 35 (reported apart)
-    ("held_out_10", 4, "gptqmodel, stanford-stk", 1, 1, 1),
+    ("held_out_10", 4, "gptqmodel, stanford-stk", 0, 1, 0),  # issue 45: paroquant's layout P0: robustness
     ("held_out_11", 4, "megatron-core", 0, 4, 0),  # its one real P0 (TF32 in an fp32 mm) is a P2 note since 0b8b1a3
-    ("held_out_12", 3, "lightning-attn, xformers", 2, 4, 2),
+    ("held_out_12", 3, "lightning-attn, xformers", 0, 4, 0),  # issue 45: both head-dim tl.arange P0s: robustness
     ("held_out_13", 4, "xtuner, fastvideo", 1, 2, 1),
-    ("held_out_14", 3, "flash-attn-triton, lmcache, torchtitan", 2, 3, 2),
+    ("held_out_14", 3, "flash-attn-triton, lmcache, torchtitan", 1, 3, 1),  # issue 45: head dim 15: robustness
     ("held_out_15", 4, "fbgemm-gpu", 1, 2, 1),
-    ("held_out_16", 3, "flashinfer", 1, 2, 1),
+    ("held_out_16", 3, "flashinfer", 0, 2, 0),  # issue 45: calibration's layout P0: robustness
     ("held_out_17", 1, "flash-kmeans", 0, 2, 0),
     ("held_out_18", 1, "unsloth-zoo", 0, 0, 0),  # its P0 (fp16 output at the float32 tolerance) and 8 P1s are false
-    ("held_out_19", 1, "fairchem-core", 1, 3, 1),  # kernels.py, its kernels, is a static-only corpus file
+    ("held_out_19", 1, "fairchem-core", 0, 3, 0),  # kernels.py static-only; issue 45: sphere_channels' tl.arange:
+    # robustness
     ("held_out_20", 1, "protenix", 0, 0, 0),  # no P0; its one P1 (.item() of a CPU seed tensor) is false
     # issue 35's two fresh pairs, prepared without running the audit on them, audited on the rules frozen at a6a4187
     ("held_out_21", 6, "conch-triton-kernels", 1, 2, 1),  # int8's truncation; gelu's fp16/bf16 compile failure: GPU only
