@@ -87,6 +87,19 @@ PROBE_KINDS = {"layout": "layouts", "rows": "rows", "sizes": "sizes", "sentinel"
                "dtype": "dtype", "defaults": "defaults", "grad": "grad"}
 
 
+def layouts_tier(declared: bool | None, require: Iterable[str], kernelbench: bool) -> tuple[bool, str, str]:
+    """run_validation's layout variants: (run them, their tier, why). A form-(a) reference's NONCONTIGUOUS = True (or
+    noncontiguous=true), or "layouts" required, makes them contract; NONCONTIGUOUS = False turns them off; by default
+    they run as robustness (the problem builds contiguous inputs; the audit's layout_kind says the same)."""
+    if declared is False:
+        return False, ROBUSTNESS, "turned off (noncontiguous=false or NONCONTIGUOUS = False)"
+    if covers(require, "layouts"):
+        return True, CONTRACT, "required (strict or require = [\"layouts\"])"
+    if declared is True and not kernelbench:
+        return True, CONTRACT, "the reference declares NONCONTIGUOUS = True (or noncontiguous=true was passed)"
+    return True, ROBUSTNESS, "the problem builds contiguous inputs; other layouts test robustness"
+
+
 def layout_kind(given_as_view: bool, finer: str | None = None) -> str | None:
     """The robustness kind of a layout failure, or None (contract) where the example itself passes that tensor
     non-contiguous: its callers give such views. Otherwise the finer kind the layout probe saw (weight, lastdim,
