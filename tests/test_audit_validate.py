@@ -145,6 +145,15 @@ def test_what_was_not_run_is_on_the_verdict_line() -> None:
     assert rep.verdict == "no P0/P1 problems found; static only: probes and compile skipped (probe=false)"
 
 
+def test_every_fixture_candidate_is_labelled() -> None:
+    labels = json.loads((FIX / "labels.json").read_text())
+    files = {str(p.relative_to(FIX)) for p in FIX.glob("*/*.py") if p.name not in ("reference.py", "harness.py")}
+    assert files == set(labels), files ^ set(labels)
+    for key, lab in labels.items():
+        assert lab["validate"] in ("pass", "fail") and (lab["validate"] == "fail") == bool(lab["audit_p0"]), key
+        assert lab.get("checks", lab["audit_p0"]) == lab["audit_p0"], key  # the audit's P0s are validate's failures
+
+
 # ---- the false P0s and the contradiction, on real files (worker) -------------------------------------
 def test_a_vector_add_on_a_strided_input_the_task_never_gives_is_robustness(service, tmp_path: Path) -> None:  # noqa: ANN001
     v, a = _agree(service, f"{FIX.relative_to(ROOT)}/vector_add/reference.py",
@@ -198,6 +207,14 @@ def test_a_channel_plane_offset_bug_in_such_a_stage_is_a_p0(service) -> None:  #
     v, a = _agree(service, f"{FIX.relative_to(ROOT)}/conv_epilogue/reference.py",
                   f"{FIX.relative_to(ROOT)}/conv_epilogue/plane_offset.py")
     assert not v.ok and [f.check for f in a.findings if f.severity == "P0"] == ["mismatch"], a.markdown
+
+
+def test_a_wrong_output_dtype_is_the_same_p0_in_the_same_words(service) -> None:  # noqa: ANN001
+    v, a = _agree(service, f"{FIX.relative_to(ROOT)}/vector_add/reference.py",
+                  f"{FIX.relative_to(ROOT)}/vector_add/wrong_dtype.py")
+    said = next(f for f in v.candidates[0].findings if f.check == "dtype_mismatch")
+    (p0,) = [f for f in a.findings if f.severity == "P0" and f.check == "dtype_mismatch"]
+    assert said.message in p0.why and said.message in p0.evidence, (said.message, p0)
 
 
 def test_all_triton_required_makes_the_library_conv_the_validators_p0(tmp_path: Path, tmp_service) -> None:  # noqa: ANN001
