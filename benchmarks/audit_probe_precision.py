@@ -230,8 +230,13 @@ def score(runs: list[dict[str, Any]], check_repro: bool = False) -> dict[str, An
             if x["file"] != r["file"]:
                 continue
             found = any(f["check"] == x["check"] and f["severity"] in SEVERE for f in r["findings"])
+            # issue 45: a layout or size the callers never give is robustness, reported apart with its input and
+            # fix: the problem is still named by execution (probe_layout -> probe_layout_noncontiguous, ...)
+            robust = x["check"].startswith("probe_") and any(
+                b["check"].startswith(x["check"] + "_") for b in r.get("robustness") or [])
             recall.append({**x, "set": r["set"], "found": found,
-                           "by_execution": found and x["check"].startswith("probe_")})
+                           "by_execution": found and x["check"].startswith("probe_"),
+                           "named_by_execution": (found and x["check"].startswith("probe_")) or robust})
     return {"runs": runs, "graded": graded, "recall": recall}
 
 

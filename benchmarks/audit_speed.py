@@ -7,6 +7,12 @@ Service: the first call pays the worker's start and Triton's compiles, the secon
 the worker's (the CPU interpreter here, the GPU on a CUDA machine).
 
 Run from the repo root: PYTHONPATH=$PWD/server python3 benchmarks/audit_speed.py [--json out.json] [--files F ...]
+
+Issue 45 ("No slower": an audit with a reference takes no longer than validate + 50 % on the same files):
+`--vs-validate` times, per candidate of tests/validation_corpus (the GPU-only ones left out without a GPU) and of a
+few KernelBench-form corpus units (KB_UNITS), in one Service: a first `validate` (the worker's start, Triton's and
+the target compile's caches: discarded), then `validate` and `audit --reference` (the figures), each warm in the same
+way. Prints per file validate s, audit s and their ratio, and the totals against the 1.5 bar.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 FILES = ["tests/audit_public_corpus/lightning_attn/lightning_attn2.py", "tests/audit_public_corpus/megablocks/kernels.py"]
 LIMIT_S = {"cpu": 60.0, "cuda": 20.0}  # issue 35's bars
+RATIO_BAR = 1.5  # issue 45: audit with a reference <= validate + 50 %
+# KernelBench-form units for --vs-validate (a clean candidate and a planted bug of other shapes of problem)
+KB_UNITS = ["softplus/good.py", "softplus/tail_floor_grid.py", "log_softmax/good.py", "swish/stride_flat.py"]
 
 
 def harness_of(file: str) -> str:
@@ -54,6 +63,60 @@ def time_audits(files: list[str]) -> list[dict]:
     return rows
 
 
+def vs_validate(pairs: list[tuple[str, str]]) -> list[dict]:
+    """(reference, candidate) pairs: warm validate and warm audit --reference seconds, and what each said."""
+    from pytorch_to_triton.service import Service
+
+    rows = []
+    svc = Service(ROOT)
+    try:
+        for ref, cand in pairs:
+            svc.validate(reference=ref, candidates=[cand])  # warm: worker, Triton cache, target-compile cache
+            t0 = time.monotonic()
+            v = svc.validate(reference=ref, candidates=[cand])
+            tv = time.monotonic() - t0
+            t0 = time.monotonic()
+            a = svc.audit(path=cand, reference=ref)
+            ta = time.monotonic() - t0
+            probes = sum(1 for p in a.probes if p.get("ran") and not p.get("not_run"))
+            rows.append({"candidate": cand, "validate_s": round(tv, 1), "audit_s": round(ta, 1),
+                         "ratio": round(ta / tv, 2) if tv else None, "validate": v.verdict.split(" (")[0],
+                         "audit_p0": a.counts.get("P0", 0), "probes_ran": probes, "device": v.device})
+            print(f"{cand}: validate {tv:.1f} s, audit {ta:.1f} s ({ta / tv:.2f}x)", file=sys.stderr, flush=True)
+    finally:
+        svc.close()
+    return rows
+
+
+def corpus_pairs() -> list[tuple[str, str]]:
+    """The validation corpus (GPU-only entries left out without a GPU) and KB_UNITS, as (reference, candidate)."""
+    has_cuda = Path("/dev/nvidiactl").exists()
+    out = []
+    for folder, keys in (("tests/validation_corpus", None), ("tests/kernelbench_corpus", KB_UNITS)):
+        labels = json.loads((ROOT / folder / "labels.json").read_text())
+        for key in keys or list(labels):
+            if labels[key].get("gpu_only") and not has_cuda:
+                continue
+            out.append((f"{folder}/{key.split('/')[0]}/reference.py", f"{folder}/{key}"))
+    return out
+
+
+def ratio_table(rows: list[dict]) -> str:
+    """Markdown: per candidate, validate and audit seconds and their ratio; the totals against RATIO_BAR."""
+    out = ["| candidate | validate | validate s | audit s | audit / validate | audit P0 | probes ran |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['candidate'].removeprefix('tests/')} | {r['validate']} | {r['validate_s']} | "
+                   f"{r['audit_s']} | {r['ratio']} | {r['audit_p0']} | {r['probes_ran']} |")
+    tv, ta = sum(r["validate_s"] for r in rows), sum(r["audit_s"] for r in rows)
+    worst = max((r["ratio"] or 0 for r in rows), default=0)
+    over = [r["candidate"] for r in rows if (r["ratio"] or 0) > RATIO_BAR]
+    out += ["", f"Total: validate {tv:.0f} s, audit {ta:.0f} s: {ta / tv:.2f}x (bar {RATIO_BAR}x: "
+            f"{'meets' if ta <= RATIO_BAR * tv else 'MISSES'}); worst file {worst}x; over the bar: "
+            f"{', '.join(over) or 'none'}. Device: {', '.join(sorted({r['device'] for r in rows}))}."]
+    return "\n".join(out)
+
+
 def table(rows: list[dict]) -> str:
     """Markdown: file, lines, device, first and warm call, the issue's bar."""
     out = ["| file | lines | device | first call (s) | warm call (s) | bar | P0/P1/P2 |", "|---|---|---|---|---|---|---|"]
@@ -70,7 +133,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--files", nargs="+", default=FILES)
+    ap.add_argument("--vs-validate", action="store_true", help="issue 45: audit --reference against validate on the "
+                    "validation corpus and KB_UNITS (or on --pairs)")
+    ap.add_argument("--pairs", nargs="+", help="with --vs-validate: REFERENCE:CANDIDATE pairs instead of the corpus")
     a = ap.parse_args()
+    if a.vs_validate:
+        pairs = [tuple(p.split(":", 1)) for p in a.pairs] if a.pairs else corpus_pairs()
+        rows = vs_validate(pairs)  # type: ignore[arg-type]
+        text = json.dumps(rows, indent=1)
+        if a.json:
+            Path(a.json).write_text(text)
+        if os.environ.get("OUT"):
+            Path(os.environ["OUT"], "audit_vs_validate.json").write_text(text)
+        print(ratio_table(rows))
+        return
     rows = time_audits(a.files)
     text = json.dumps(rows, indent=1)
     if a.json:

@@ -7,6 +7,7 @@ Fixtures in tests/audit_probe_fixtures/ carry their label in their first line (`
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -199,7 +200,10 @@ def test_without_an_example_call_the_report_says_how_to_give_one(service) -> Non
     assert all(f.why.startswith("verify:") for f in rep.findings if f.check in ("grid_floor_division",))
 
 
-def test_task_reference_drives_the_probes_and_a_sidecar_dispute_is_kept(tmp_path: Path, tmp_service) -> None:  # noqa: ANN001
+def test_task_reference_judges_through_run_validation_and_a_sidecar_dispute_is_kept(tmp_path: Path,
+                                                                                   tmp_service) -> None:  # noqa: ANN001
+    """The folder's task reference: run_validation's contract failure is the P0, in its words (issue 45: the audit's
+    execution half is the validator; before, the probes' probe_example), and a sidecar dispute of it is kept."""
     import json
     import shutil
 
@@ -207,14 +211,16 @@ def test_task_reference_drives_the_probes_and_a_sidecar_dispute_is_kept(tmp_path
         "import torch\n\nSHAPES = {'example': (6, 40)}\n\n\ndef make_inputs(case):\n    m, n = case.shape\n"
         "    return (case.randn(m, n),)\n\n\ndef reference(x):\n    return torch.softmax(x, -1)\n")
     shutil.copy(FIX / "rows_dropped.py", tmp_path / "stage1.py")
-    rep = tmp_service.audit(path="stage1.py", compile=False)  # the folder's task: its reference is the harness
-    assert [f.check for f in rep.findings if f.severity == "P0"] == ["probe_example"], rep.markdown
-    line = next(f.line for f in rep.findings if f.check == "probe_example")
+    rep = tmp_service.audit(path="stage1.py", compile=False)  # the folder's task: its reference judges
+    p0 = [f for f in rep.findings if f.severity == "P0"]
+    assert [f.check for f in p0] == ["unwritten_output"] and p0[0].probe == "run_validation", rep.markdown
+    assert p0[0].reproducer.startswith("pytorch-to-triton validate reference.py stage1.py"), p0[0].reproducer
+    line = p0[0].line
     (tmp_path / "reference.p2t.toml").write_text(
-        f'[audit]\naccept = [{{check = "probe_example", line = {line}, reason = "callers pad the batch to 4"}}]\n')
+        f'[audit]\naccept = [{{check = "unwritten_output", line = {line}, reason = "callers pad the batch to 4"}}]\n')
     rep = tmp_service.audit(path="stage1.py", compile=False)
     assert rep.counts["P0"] == 0 and [(f.check, f.accepted) for f in rep.accepted] == [
-        ("probe_example", "callers pad the batch to 4")]
+        ("unwritten_output", "callers pad the batch to 4")]
     assert "callers pad the batch to 4" in rep.markdown
     rows = [json.loads(x) for p in (tmp_path / ".pytorch-to-triton").rglob("*.jsonl") for x in p.read_text().splitlines()]
     kept = [r for r in rows if r.get("tool") == "audit_kernel" and r.get("audit_accepted")]
@@ -239,30 +245,37 @@ def test_held_out_p0s_are_real_and_reproduce_and_execution_finds_the_known_probl
     assert all(g.get("repro_fails") for g in p0), [g for g in p0 if not g.get("repro_fails")]
     assert not [g for g in s["graded"] if g["label"] == "unlabelled"]
     rec = s["recall"]
-    assert rec and sum(x["by_execution"] for x in rec) >= 0.5 * len(rec), rec
+    # issue 45: its known layout bugs (x read as dense) are robustness now (the examples pass contiguous inputs):
+    # named by execution, with their input and fix, but no longer P0s (P0/P1 recall 1/4 at 45's rules, was 4/4)
+    assert rec and sum(x["named_by_execution"] for x in rec) >= 0.5 * len(rec), rec
 
 
 # set, files, projects, real P0s at least, known problems, found by execution at least: the figures under the rules
-# as they stand (RESULTS.md keeps each batch's fresh figure, measured before the rule changes it prompted).
+# as they stand (RESULTS.md keeps each batch's fresh figure, measured before the rule changes it prompted). Issue 45
+# (2026-12-07, rerun set by set on the CPU): a layout the example gives contiguous and a size the kernel does not
+# compile for (a tl.arange over a head dim of 15/17) are robustness, reported apart with their input, fix and
+# reproducer: the real P0s of those kinds (layout bugs labelled real by the earlier "no assert and no .contiguous()"
+# standard; head dims 80/96 that tl.arange refuses) no longer count here, though each is still named by execution.
 LATER_BATCHES = [
-    ("held_out_2", 7, "sglang, lmdeploy", 3, 5, 3),
-    ("held_out_3", 6, "vllm, axolotl", 1, 4, 1),
+    ("held_out_2", 7, "sglang, lmdeploy", 0, 5, 0),  # issue 45: its 3 layout P0s are robustness (named 3/5)
+    ("held_out_3", 6, "vllm, axolotl", 0, 4, 0),  # issue 45: merge_attn_states' layout P0: robustness (named 4/4)
     ("held_out_4", 6, "mamba-ssm, flag-gems", 0, 3, 0),  # mamba's D/dt_bias=None crash is robustness "defaults" (issue 35)
-    ("held_out_5", 6, "megablocks, trl, lightllm", 2, 6, 2),
-    ("held_out_6", 6, "verl, auto-round, flash-attn", 3, 7, 3),
+    ("held_out_5", 6, "megablocks, trl, lightllm", 0, 6, 0),  # issue 45: a layout and a head-dim tl.arange: robustness
+    ("held_out_6", 6, "verl, auto-round, flash-attn", 1, 7, 1),  # issue 45: dequant(_zp)'s 2 layout P0s: robustness
     ("held_out_7", 6, "sageattention, ring-flash-attn, nvidia-modelopt", 2, 4, 2),
-    ("held_out_8", 5, "colossalai, autoawq", 7, 14, 7),
+    ("held_out_8", 5, "colossalai, autoawq", 2, 14, 2),  # issue 45: 4 layouts, 1 head dim: robustness (named 7/14)
     ("held_out_9", 1, "aqlm", 0, 1, 0),  # its empty-batch crash is robustness "empty" since issue 35 (reported apart)
-    ("held_out_10", 4, "gptqmodel, stanford-stk", 1, 1, 1),
+    ("held_out_10", 4, "gptqmodel, stanford-stk", 0, 1, 0),  # issue 45: paroquant's layout P0: robustness
     ("held_out_11", 4, "megatron-core", 0, 4, 0),  # its one real P0 (TF32 in an fp32 mm) is a P2 note since 0b8b1a3
-    ("held_out_12", 3, "lightning-attn, xformers", 2, 4, 2),
+    ("held_out_12", 3, "lightning-attn, xformers", 0, 4, 0),  # issue 45: both head-dim tl.arange P0s: robustness
     ("held_out_13", 4, "xtuner, fastvideo", 1, 2, 1),
-    ("held_out_14", 3, "flash-attn-triton, lmcache, torchtitan", 2, 3, 2),
+    ("held_out_14", 3, "flash-attn-triton, lmcache, torchtitan", 1, 3, 1),  # issue 45: head dim 15: robustness
     ("held_out_15", 4, "fbgemm-gpu", 1, 2, 1),
-    ("held_out_16", 3, "flashinfer", 1, 2, 1),
+    ("held_out_16", 3, "flashinfer", 0, 2, 0),  # issue 45: calibration's layout P0: robustness
     ("held_out_17", 1, "flash-kmeans", 0, 2, 0),
     ("held_out_18", 1, "unsloth-zoo", 0, 0, 0),  # its P0 (fp16 output at the float32 tolerance) and 8 P1s are false
-    ("held_out_19", 1, "fairchem-core", 1, 3, 1),  # kernels.py, its kernels, is a static-only corpus file
+    ("held_out_19", 1, "fairchem-core", 0, 3, 0),  # kernels.py static-only; issue 45: sphere_channels' tl.arange:
+    # robustness
     ("held_out_20", 1, "protenix", 0, 0, 0),  # no P0; its one P1 (.item() of a CPU seed tensor) is false
     # issue 35's two fresh pairs, prepared without running the audit on them, audited on the rules frozen at a6a4187
     ("held_out_21", 6, "conch-triton-kernels", 1, 2, 1),  # int8's truncation; gelu's fp16/bf16 compile failure: GPU only
@@ -564,15 +577,18 @@ def test_kernelbench_task_drives_the_probes_at_the_sizes_validation_uses(service
     rep = service.audit(path=f"{KB}/affine_good.py", reference=f"{KB}/affine_reference.py", compile=False)
     assert rep.counts["P0"] == 0 and not any(f.check.startswith("probe_") for f in rep.findings), rep.markdown
     by = _by_name(rep)
-    assert all(by[n]["ran"] and not by[n]["failures"] for n in ("example", "repeat", "layout", "rows", "sizes",
-                                                               "magnitude")), rep.probes
+    assert all(by[n]["ran"] and not by[n]["failures"] for n in ("example", "layout", "rows", "sizes", "magnitude")), \
+        rep.probes
+    # issue 45: run_validation ran first (its verdict judges); the probes skip what its cases already ran
+    assert any(c.startswith("run_validation: pass") for c in rep.checked), rep.checked
+    assert by["repeat"]["not_run"].startswith("run_validation ran every contract case"), by["repeat"]
     # On the CPU: run_validation's shrunk sizes (dim 2048 -> 512, then 385: off a power of two); the sizes probe moves the module-level constants
     assert any("ModelNew.forward at {'batch_size': 64, 'dim': 385}" in c for c in rep.checked), rep.checked
     assert {"batch_size=0", "batch_size=1", "batch_size=65", "dim=17", "dim=513"} <= set(by["sizes"]["ran"])
     assert by["rows"]["ran"] == ["first 1 of 64 rows", "first 32 of 64 rows", "first 63 of 64 rows"]
     assert "the batch is batch_size" in by["rows"]["notes"][0]
     assert "KernelBench problem fixes its dtypes" in by["dtype"]["not_run"]
-    assert by["reference"]["not_run"].startswith("run_validation compares")
+    assert by["reference"]["not_run"].startswith("run_validation compared")
 
 
 def test_kernelbench_parameters_are_synced_into_modelnew(service) -> None:  # noqa: ANN001
@@ -582,22 +598,36 @@ def test_kernelbench_parameters_are_synced_into_modelnew(service) -> None:  # no
     assert any("the same values loaded into ModelNew" in n for n in by["example"]["notes"]), by["example"]
 
 
-def test_kernelbench_stride_bug_is_a_p0_whose_reproducer_fails(service) -> None:  # noqa: ANN001
+def test_kernelbench_stride_bug_is_robustness_in_the_validators_words(service) -> None:  # noqa: ANN001
+    """get_inputs() builds contiguous tensors: a stride bug only a transposed view shows is robustness for
+    run_validation (it passes the task, "not robust to: non-contiguous input"), and so for the audit (issue 45: the
+    P0 this test asserted before made the two tools disagree). One entry, the validator's, names the probe's variant
+    too; its reproducer (validate --strict on that case) exits 1 while the bug is there."""
     rep = service.audit(path=f"{KB}/affine_rows_by_cols.py", reference=f"{KB}/affine_reference.py", compile=False)
-    p0 = [f for f in rep.findings if f.severity == "P0"]
-    assert [f.check for f in p0] == ["probe_layout"], rep.markdown
-    assert '--shape \'{"batch_size":64,"dim":385}\'' in p0[0].reproducer  # the shrunk main case never sits on one block (512 -> 385)
-    out = _rerun(p0[0].reproducer)
-    assert out.returncode == 1 and "FAIL layout: transposed" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert rep.counts["P0"] == 0 and rep.verdict.endswith("run_validation: pass"), rep.markdown
+    r = rep.robustness[0]  # validate's own entries (one per check it failed), the probe's merged into the first
+    assert {(x.kind, x.title) for x in rep.robustness} == {("layouts", "non-contiguous input")}, rep.robustness
+    assert {x.check for x in rep.robustness} <= {"mismatch", "nonfinite"}, rep.robustness
+    assert "probe_layout_noncontiguous failed too" in r.evidence, r.evidence
+    assert r.reproducer.startswith("pytorch-to-triton validate ") and r.reproducer.endswith("--strict"), r.reproducer
+    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", *shlex.split(r.reproducer)[1:]], cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": pythonpath()}, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 1 and "FAIL" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
 
 
-def test_kernelbench_row_tail_bug_shows_in_the_rows_and_sizes_probes(service) -> None:  # noqa: ANN001
+def test_kernelbench_row_tail_bug_is_the_validators_p0_and_the_rows_probe_robustness(service) -> None:  # noqa: ANN001
+    """The row tail bug fails run_validation's own cases (odd: rows never written; single: no launch): those are the
+    P0s, in its words (issue 45; before, the probes' probe_rows and probe_sizes). The rows probe's prefixes of the
+    batch are inputs the task never gives: robustness beside them."""
     rep = service.audit(path=f"{KB}/rowsum_row_groups.py", reference=f"{KB}/rowsum_reference.py", compile=False)
     by = _by_name(rep)
-    assert [f["variant"] for f in by["rows"]["failures"]] == ["first 1 of 16 rows", "first 15 of 16 rows"]
-    assert {f["variant"] for f in by["sizes"]["failures"]} == {"batch_size=1", "batch_size=15", "batch_size=17"}
+    assert [f["variant"] for f in by["rows"]["aside"]] == ["first 1 of 16 rows", "first 15 of 16 rows"]
+    assert all(f["kind"] == "rows" for f in by["rows"]["aside"]) and not by["rows"]["failures"]
     assert not by["layout"]["failures"] and not by["example"]["failures"]
-    assert {f.check for f in rep.findings if f.severity == "P0"} == {"probe_rows", "probe_sizes"}, rep.markdown
+    p0 = [f for f in rep.findings if f.severity == "P0"]
+    assert {f.check for f in p0} == {"unwritten_output", "no_triton_launch"}, rep.markdown
+    assert all(f.probe == "run_validation" and "--only-cases" in f.reproducer for f in p0), p0
+    assert any(r.check == "probe_rows_rows" for r in rep.robustness), rep.robustness
 
 
 KB_HEADS = '''import torch
@@ -665,7 +695,8 @@ def test_cli_audits_a_scaffolded_kernelbench_task(tmp_path: Path) -> None:
     shutil.copy(ROOT / KB / "affine_rows_by_cols.py", task / "stage1.py")
     shutil.copy(ROOT / KB / "affine_good.py", task / "stage2.py")
     out = cli("audit", "19_affine/stage1.py", "--reference", "19_affine/reference.py", "--no-compile")
-    assert out.returncode == 1 and "| P0 | memory_access |" in out.stdout and "probe_layout" in out.stdout, \
+    # the layout-only stride bug: run_validation passes the task and names it, and so does the audit (issue 45)
+    assert out.returncode == 0 and "not robust to: non-contiguous input" in out.stdout, \
         out.stdout[-3000:] + out.stderr[-2000:]
     assert "no make_inputs" not in out.stdout + out.stderr
     # the folder's reference.py is found without --reference, and the sidecar's [sizes] are the probes' sizes too
@@ -767,10 +798,14 @@ def test_a_kernel_right_for_any_row_stride_but_not_a_strided_last_dim_is_a_verif
     assert rep.counts["P0"] == 0, rep.markdown
     f = next(f for f in rep.robustness if f.check == "probe_layout_lastdim")
     assert f.kind == "lastdim" and "unit last-dim stride" in f.message
+    # A kernel that ignores the row stride fails rows of a wider buffer too: x, which the example passes contiguous,
+    # so robustness "layouts" (issue 45; a P0 before), named with its input
     bad = service.audit(path=f"{REL}/softmax_strides.py", harness=f"{REL}/harness_rows.py", compile=False)
     by = {p["name"]: p for p in bad.probes}
-    assert "rows of a wider buffer" in {x["variant"] for x in by["layout"]["failures"]}, by["layout"]
-    assert any(x.check == "probe_layout" and x.severity == "P0" for x in bad.findings), bad.markdown
+    assert "rows of a wider buffer" in {x["variant"] for x in by["layout"]["aside"]}, by["layout"]
+    assert bad.counts["P0"] == 0 and not by["layout"]["failures"], bad.markdown
+    r = next(r for r in bad.robustness if r.check == "probe_layout_noncontiguous")
+    assert r.kind == "layouts" and r.title == "non-contiguous input" and "stay contiguous (default)" in r.assumed, r
 
 
 def test_a_failure_only_through_a_weight_is_a_verify_note_and_a_refusal_hides_no_other_input(service) -> None:  # noqa: ANN001
@@ -783,9 +818,10 @@ def test_a_failure_only_through_a_weight_is_a_verify_note_and_a_refusal_hides_no
     note = next(f for f in ok.robustness if f.check == "probe_layout_weight")
     assert note.kind == "weight" and "input 1" in note.evidence and "dense (default)" in note.assumed, note
     bad = service.audit(path=f"{REL}/linear_checks_weight.py", harness=f"{REL}/harness_linear.py", compile=False)
-    p0 = [f for f in bad.findings if f.severity == "P0"]
-    assert [f.check for f in p0] == ["probe_layout"] and "input 0 only" in p0[0].reproducer, bad.markdown
-    out = subprocess.run(p0[0].reproducer, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=300,
+    assert bad.counts["P0"] == 0, bad.markdown  # x read as dense: robustness "layouts" since issue 45
+    r = next(r for r in bad.robustness if r.check == "probe_layout_noncontiguous")
+    assert "input 0 only" in r.reproducer and "input 0 only" in r.case, r
+    out = subprocess.run(r.reproducer, shell=True, cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONPATH": pythonpath()})
     assert out.returncode == 1 and "input 0 only" in out.stdout, out.stdout + out.stderr[-1000:]
 
@@ -995,13 +1031,26 @@ def test_a_wrapper_that_calls_contiguous_on_its_weight_is_clean_and_says_so(serv
     assert layout["ran"] and not layout["failures"] and not layout["aside"], layout
 
 
-def test_a_contract_bug_is_still_a_p0_with_the_contract_it_assumed(service) -> None:  # noqa: ANN001
-    rep = service.audit(path=f"{REL}/linear_contig_weight_bad.py", harness=f"{REL}/harness_linear.py", compile=False)
+def test_a_contract_bug_is_still_a_p0_with_the_contract_it_assumed(tmp_path: Path, tmp_service) -> None:  # noqa: ANN001
+    """x read as dense: robustness "layouts" by default (the example passes x contiguous, issue 45), a P0 once the
+    sidecar says callers give non-contiguous inputs, with the contract it assumed."""
+    import shutil
+
+    for name in ("linear_contig_weight_bad.py", "harness_linear.py"):
+        shutil.copy(FIX / name, tmp_path / name)
+    (tmp_path / "linear_contig_weight_bad.p2t.toml").write_text('[audit]\nharness = "harness_linear.py"\n')
+    plain = tmp_service.audit(path="linear_contig_weight_bad.py", compile=False)
+    assert plain.counts["P0"] == 0 and [r.kind for r in plain.robustness] == ["layouts"], plain.markdown
+    (tmp_path / "linear_contig_weight_bad.p2t.toml").write_text(
+        '[audit]\nharness = "harness_linear.py"\nrequire = ["layouts"]\n')
+    rep = tmp_service.audit(path="linear_contig_weight_bad.py", compile=False)
     p0 = [f for f in rep.findings if f.severity == "P0"]
     assert [f.check for f in p0] == ["probe_layout"] and "input 0 only" in p0[0].reproducer, rep.markdown
     assert p0[0].assumed.startswith("assumed: w contiguous (linear calls .contiguous()); ")
+    assert "non-contiguous input given by callers (required)" in p0[0].assumed, p0[0].assumed
     assert "assumed: w contiguous (linear calls .contiguous())" in rep.markdown.lower()
-    out = _rerun(p0[0].reproducer)
+    out = subprocess.run([sys.executable, *shlex.split(p0[0].reproducer)[1:]], cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": pythonpath()}, capture_output=True, text=True, timeout=300)
     assert out.returncode == 1, out.stdout + out.stderr[-1000:]
 
 

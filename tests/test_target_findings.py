@@ -44,6 +44,27 @@ def test_a_spill_finding_is_not_contradicted_by_not_checked_register_pressure():
     assert untouched.not_checked == NOT_CHECKED
 
 
+def test_a_compile_failure_follows_the_tier_of_the_sizes_that_launched_it():
+    """Issue 45: BS = next_power_of_2(0) = 0 (an empty batch, robustness "empty") does not compile: a robustness
+    finding, a P0 only where the contract requires empty inputs; the same failure at a contract size is a P0; a
+    shared-memory overflow the autotuner prunes stays P1."""
+    rows = [_row(), _row(ok=False, line=14, config="BS=0", tier="robustness", kind="empty",
+                         error="ValueError: arange's end argument must be greater than the start argument")]
+    rep = AuditReport(file="k.py", kernels=[{"name": "k", "line": 7}])
+    section = {"target_compile": {"triton_version": "3.9.0", "targets": ["sm_90"], "rows": rows, "specialisations": 2}}
+    target_findings.add(rep, section)
+    assert not rep.findings and [(r.kind, r.check, r.title) for r in rep.robustness] == [
+        ("empty", "target_compile", "empty dims")], rep
+    assert "numel() == 0" in rep.robustness[0].fix
+    req = AuditReport(file="k.py", kernels=[{"name": "k", "line": 7}])
+    target_findings.add(req, section, {"empty"})
+    assert [(f.id, f.severity) for f in req.findings] == [("target_compile", "P0")] and not req.robustness
+    got = _report([_row(), _row(ok=False, line=14, config="BS=64", error="CompilationError: x")])
+    assert got["target_compile"].severity == "P0"
+    pruned = _report([_row(), _row(config="BLOCK=256", shared=300000)])
+    assert pruned["target_resources"].severity == "P1"
+
+
 def test_a_failed_compile_is_p0_on_the_compilers_line():
     got = _report([_row(ok=False, line=12, error="CompilationError: at 3:4: NameError('Cannot access global X')")])
     f = got["target_compile"]

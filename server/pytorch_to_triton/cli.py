@@ -307,10 +307,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("audit", parents=[common], help="audit a Triton kernel file")
     a.add_argument("path")
-    a.add_argument("--reference", help="reference.py for compiled analysis on a GPU")
+    a.add_argument("--reference", help="the task's reference.py (default: the one beside the file): run_validation "
+                   "judges the file, its failing cases are the P0s")
     a.add_argument("--no-compile", action="store_true")
     a.add_argument("--harness", help="the entry's example call (make_inputs + ENTRY) for the probes")
-    a.add_argument("--no-probe", action="store_true", help="static suspects only (reported as P2 'verify:')")
+    a.add_argument("--no-probe", action="store_true", help="static only: no run_validation, probes or compile "
+                   "(suspects reported as P2 'verify:'; the verdict line says so)")
     a.set_defaults(func=cmd_audit)
 
     d = sub.add_parser("docs", parents=[common], help="fetch/cache/search Triton docs")

@@ -225,7 +225,10 @@ def build_server(service: Service) -> MCPServer:
                                        "wgmma (needs reference); without a GPU, the probes' launches compiled for the "
                                        "target GPU (sm_90 or the sidecar's target_gpus): does not compile, spills, "
                                        "configs over shared memory")] = True,
-        reference: Annotated[str | None, Field(description="reference.py whose inputs drive the compiled analysis")] = None,
+        reference: Annotated[str | None, Field(description="the task's reference.py: the file is then judged by "
+                                                   "run_validation itself (its failing cases are the P0s, as validate "
+                                                   "reports them) and the probes add robustness; default: the "
+                                                   "reference.py beside the file")] = None,
         timeout_s: Annotated[float, Field(ge=1, le=3600)] = 300,
         harness: Annotated[str | None, Field(description=(
             "the entry's example call: a file with make_inputs(case), ENTRY = '<function of the audited file>' and "
@@ -236,8 +239,9 @@ def build_server(service: Service) -> MCPServer:
         """Five-category review (correctness, performance, memory access, numerical stability, best practices) of a
         Triton file: static suspects from its AST, confirmed by running its entry on inputs that expose them (probes:
         layouts, batch splits, block-boundary and empty sizes, sentinels, magnitudes, defaults); compiled facts on a
-        GPU. A P0 carries a failing input and a reproducer; an unconfirmed suspect is P2 'verify:'. Dispute a finding
-        with [audit] accept in the task sidecar. Fix P0s first, then re-validate."""
+        GPU. With a task reference the verdict is run_validation's (one judge: the same P0s as validate). A P0
+        carries a failing input and a reproducer; an unconfirmed suspect is P2 'verify:'. Dispute a finding with
+        [audit] accept in the task sidecar. Fix P0s first, then re-validate."""
         rep = await _run(ctx, service.audit, path=path, code=code, compile=compile, reference=reference,
                          timeout_s=timeout_s, harness=harness, probe=probe)
         return _result(rep, rep.markdown or rep.summary)

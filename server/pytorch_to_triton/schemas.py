@@ -308,6 +308,10 @@ class AuditResult(_Open):
     contract: list[str] = Field(default_factory=list, description=(
         "the contract the audit judged against, line by line: stated ([audit] require/assume, the harness's "
         "CONTRACT), read from the file's wrappers and call sites, or the tool's defaults"))
+    validation: dict[str, Any] | None = Field(None, description=(
+        "run_validation's verdict on this file when its task reference judged it (reference=, or the reference.py "
+        "beside it): verdict, ok, reproduce (the validate command), seconds. Its contract failures are the audit's "
+        "P0s, in its words; None when no task reference ran"))
 
 
 class DocsReport(_Open):

@@ -14,6 +14,7 @@ import shlex
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,11 @@ KNOWN_DTYPES = {
 }
 VALIDATION_TIMEOUT_S = 600.0
 BENCHMARK_TIMEOUT_S = 600.0
+# Issue 45 ("No slower": an audit with a reference within validate + 50 %): after run_validation the probes get this
+# share of its time (the rest of the 50 % is the probe call's own start, the harness import and the static pass); a
+# share under PROBE_MIN_S is not worth that start (a validation that failed in a second): the probes are skipped, and
+# the verdict line says so.
+PROBE_SHARE, PROBE_MIN_S = 0.3, 1.0
 
 
 def _targets(explicit: list[str] | str | None, from_sidecar: list[int] | None) -> list[int]:
@@ -120,6 +126,26 @@ def check_sizes(sizes: Any, what: str = "sizes") -> dict[str, int]:
     return out
 
 
+@dataclass
+class ValidationRequest:
+    """One validation as Service.validate and audit_kernel run it (issue 45: one judge, one request): the files, the
+    worker's arguments less the candidate, the sidecar and what of it was used, and the command that reproduces it."""
+
+    ref: Path
+    candidates: list[Path]
+    args: dict[str, Any]
+    side: sidecar.Sidecar | None
+    side_used: list[str]
+    required: list[str]  # args["require"]: the sidecar's, the explicit list, strict's kinds
+    cases: list[Any] | None  # the merged extra cases (the journal names them)
+    only_cases: list[str] | None
+    seed: int
+    trials: int
+    timeout_s: float
+    command: list[str]  # `pytorch-to-triton validate ...` as argv
+    sizes_sidecar: dict[str, int] | None = None  # the sidecar's [sizes] (the verdict names its pins, issue 48)
+
+
 class Service:
     """One workspace, one worker pool: what the MCP server and the CLI both drive."""
 
@@ -188,6 +214,53 @@ class Service:
         cancel: threading.Event | None = None,
     ) -> ValidationReport:
         """Validate candidate files against a PyTorch reference over many cases (the stage gate)."""
+        req = self._validation_request(
+            reference=reference, candidates=candidates, reference_code=reference_code, candidate_code=candidate_code,
+            reference_entry=reference_entry, candidate_entry=candidate_entry, dtypes=dtypes, cases=cases,
+            replace_cases=replace_cases, only_cases=only_cases, trials=trials, seed=seed, tolerances=tolerances,
+            gradients=gradients, large_offsets=large_offsets, noncontiguous=noncontiguous, sizes=sizes, strict=strict,
+            require=require, target_gpus=target_gpus, timeout_s=timeout_s, budget_s=budget_s)
+        report = self._run_validation(req, device, on_event, cancel)
+        for cr in report.candidates:
+            extra = cr.model_extra or {}
+            shrunk = extra.get("sizes_used") if extra.get("full_size_run") is False else None
+            self._journal(req.ref, "run_validation", cr.candidate, {
+                "ok": cr.ok, "verdict": report.verdict if len(report.candidates) == 1 else ("pass" if cr.ok else
+                                                                                             "fail"),
+                "interpreter": report.interpreter, "sizes_not_full": shrunk,
+                **_journal_ran(req.cases, req.side_used, extra),
+                **({"only_cases": list(req.only_cases)} if req.only_cases else {}),
+                **tiers.journal_fields(cr, req.required)})
+        return report
+
+    def _validation_request(
+        self,
+        *,
+        reference: str | None = None,
+        candidates: list[str] | None = None,
+        reference_code: str | None = None,
+        candidate_code: str | None = None,
+        reference_entry: str | None = None,
+        candidate_entry: str | None = None,
+        dtypes: list[str] | None = None,
+        cases: list[Any] | None = None,
+        replace_cases: bool = False,
+        only_cases: list[str] | None = None,
+        trials: int = 3,
+        seed: int = 0,
+        tolerances: dict[str, Any] | None = None,
+        gradients: bool = False,
+        large_offsets: bool = False,
+        noncontiguous: bool | None = None,
+        sizes: dict[str, int] | None = None,
+        strict: bool = False,
+        require: list[str] | None = None,
+        target_gpus: list[str] | str | None = None,
+        timeout_s: float = VALIDATION_TIMEOUT_S,
+        budget_s: float | None = None,
+    ) -> ValidationRequest:
+        """The one request run_validation runs (Service.validate, and audit_kernel with a task reference): the files,
+        the sidecar merged under the explicit arguments, the worker's arguments checked, and the reproduce line."""
         ref = self.source(reference, reference_code, "reference")
         side = self._sidecar(ref) if reference_code is None else None
         explicit_cases = cases  # the reproduce line repeats what was passed; the sidecar is read again anyway
@@ -222,13 +295,36 @@ class Service:
         base["target_gpus"] = _targets(target_gpus, merged.get("target_gpus"))
         if merged.get("sizes_interpreter"):
             base["sizes_interpreter"] = check_sizes(merged["sizes_interpreter"], "sizes.interpreter")
+        cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
+               "--seed", str(seed), "--trials", str(trials)] + (["--strict"] if strict else [])
+        if dtypes:
+            cmd += ["--dtypes", ",".join(dtypes)]
+        if sizes:
+            cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
+        if explicit_cases:  # the same extra cases (issue 40: the reproduce line dropped them)
+            plain = [{k: v for k, v in c.items() if v is not None} for c in _cases(explicit_cases)]
+            cmd += ["--cases", json.dumps(plain, separators=(",", ":"))]
+        if replace_cases:
+            cmd += ["--replace-cases"]
+        if budget_s is not None:
+            cmd += ["--budget", f"{float(budget_s):g}"]
+        if only_cases:  # a subset run reproduces as the same subset
+            cmd += ["--only-cases", ",".join(only_cases)]
+        return ValidationRequest(ref, cand_paths, base, side, side_used, required, cases, only_cases, int(seed),
+                                 int(trials), float(timeout_s), cmd, merged.get("sizes_sidecar"))
+
+    def _run_validation(self, req: ValidationRequest, device: str | None, on_event: OnEvent | None,
+                        cancel: threading.Event | None) -> ValidationReport:
+        """Run a request's candidates (worker op "validate", resumed after a crash inside a case) and word the
+        verdict; the journal rows are the caller's."""
         reports: list[CandidateReport] = []
         runtime: dict[str, Any] = {}
         crashes = case_journal.ReferenceCrashes()  # cases whose reference crashed a worker: skipped for every candidate
         call_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{threading.get_ident() % 10000:04d}"
-        for i, cand in enumerate(cand_paths):
+        ref, timeout_s = req.ref, req.timeout_s
+        for i, cand in enumerate(req.candidates):
             display = self.ws.relative(cand)
-            args = {**base, "candidate": str(cand), "candidate_display": display}
+            args = {**req.args, "candidate": str(cand), "candidate_display": display}
             log = self._case_log(ref, call_id, display)
 
             def fwd(msg: dict[str, Any], i: int = i) -> None:
@@ -250,35 +346,12 @@ class Service:
                     runtime = dict(getattr(e, "runtime", None) or {})
                     runtime["worker_device"] = getattr(e, "device", None)
                 reports.append(case_journal.with_partial(_worker_failure(display, e, self.ws.root), e))
-        report = _validation_verdict(self.ws.relative(ref), reports, runtime, int(seed), int(trials),
-                                     merged.get("sizes_sidecar"))
-        cmd = ["pytorch-to-triton", "validate", self.ws.relative(ref), *[self.ws.relative(p) for p in cand_paths],
-               "--seed", str(seed), "--trials", str(trials)] + (["--strict"] if strict else [])
-        if dtypes:
-            cmd += ["--dtypes", ",".join(dtypes)]
-        if sizes:
-            cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
-        if explicit_cases:  # the same extra cases (issue 40: the reproduce line dropped them)
-            plain = [{k: v for k, v in c.items() if v is not None} for c in _cases(explicit_cases)]
-            cmd += ["--cases", json.dumps(plain, separators=(",", ":"))]
-        if replace_cases:
-            cmd += ["--replace-cases"]
-        if budget_s is not None:
-            cmd += ["--budget", f"{float(budget_s):g}"]
-        if only_cases:  # a subset run reproduces as the same subset
-            cmd += ["--only-cases", ",".join(only_cases)]
-        report.reproduce = shlex.join(cmd)
-        if side is not None:
-            report.sidecar = {"file": self.ws.relative(side.path), "used": side_used, "notes": side.notes}
-            report.summary += "\n" + side.describe(side_used)
-        for cr in reports:
-            extra = cr.model_extra or {}
-            shrunk = extra.get("sizes_used") if extra.get("full_size_run") is False else None
-            self._journal(ref, "run_validation", cr.candidate, {"ok": cr.ok, "verdict": report.verdict if
-                          len(reports) == 1 else ("pass" if cr.ok else "fail"), "interpreter": report.interpreter,
-                          "sizes_not_full": shrunk, **_journal_ran(cases, side_used, extra),
-                          **({"only_cases": list(only_cases)} if only_cases else {}),
-                          **tiers.journal_fields(cr, required)})
+        report = _validation_verdict(self.ws.relative(ref), reports, runtime, req.seed, req.trials,
+                                     req.sizes_sidecar)
+        report.reproduce = shlex.join(req.command)
+        if req.side is not None:
+            report.sidecar = {"file": self.ws.relative(req.side.path), "used": req.side_used, "notes": req.side.notes}
+            report.summary += "\n" + req.side.describe(req.side_used)
         return report
 
     # ---- run_benchmark --------------------------------------------------------------------------
@@ -456,8 +529,9 @@ class Service:
         harness: str | None = None,
         probe: bool = True,
     ) -> AuditResult:
-        """Five-category review of a Triton file: static suspects, confirmed by running the entry (probes), plus
-        compiled facts on a GPU."""
+        """Five-category review of a Triton file: static suspects, judged by run_validation when the file belongs to a
+        task (reference= or a reference.py beside it), else confirmed by running the entry (probes); plus compiled
+        facts on a GPU."""
         from .audit import Finding, audit_source, merge_compiled, render_markdown
         from .audit.contract import for_source as contract_for
         from .audit.contract import harness_entry
@@ -483,14 +557,24 @@ class Service:
             p.args["dtype"] = contract.dtype  # the entry admits only that dtype: the example runs in it
         compiled: list[dict[str, Any]] = []
         runtime: dict[str, Any] = {}  # of the worker that ran the file's code, when one did
-        if compile and reference:
+        # Issue 45: with a task reference the execution half is run_validation itself (the request Service.validate
+        # builds for this file); the probes come after it, as robustness, in a budget taken from its time.
+        validated, not_validated = (self._audit_validation(task_ref, src_path, compile, timeout_s, device, on_event,
+                                                           cancel, runtime)
+                                    if probe and task_ref is not None else (None, ""))
+        if not_validated:
+            report.not_checked.append(not_validated)
+        if compile and reference and all(s.name == "cpu" for s in self.pool.slots) and not self._has_gpu_hint():
+            # no GPU: the worker would answer this at once; the CPU-side compile for the target ran in run_validation
+            report.not_checked.append("compiled analysis skipped: no GPU (Triton interpreter on CPU)")
+        elif compile and reference:
             ref = self.ws.resolve(reference, what="reference")
             try:
                 res = self.pool.call("compiled", {"workspace": str(self.ws.root), "reference": str(ref),
                                                   "candidate": str(src_path)}, timeout_s=timeout_s, device=device,
                                      cancel=cancel)
                 compiled = res.get("kernels", [])
-                runtime = dict(res.get("runtime") or {})
+                runtime = runtime or dict(res.get("runtime") or {})
                 if res.get("skipped"):
                     report.not_checked.append(res["skipped"])
                 for k in compiled:
@@ -504,13 +588,16 @@ class Service:
             report.not_checked.append("compiled analysis skipped: pass reference= (a task reference.py) so the kernel "
                                       "can be compiled for representative inputs on a GPU")
         report = self._probe(report, p, task_ref, side, probe, timeout_s, device, on_event, cancel, contract, runtime,
-                             compile)
+                             compile, validated)
         p.confirm(report)  # no example call: each static suspect's confirming command (audit/probe_plan.py)
         if on_event:
             on_event("report", 2, 2)
         data = report.model_dump(mode="json")
         result = AuditResult.model_validate({**data, "compiled": compiled, "markdown": render_markdown(report),
                                              "runtime": runtime or {"sandbox": NO_CODE_RAN}})
+        if validated is not None:
+            result.validation = {"verdict": validated.verdict, "ok": validated.ok, "reproduce": validated.reproduce,
+                                 "seconds": round(validated.seconds, 1)}
         result.summary = _audit_summary(result)
         counts = {k: v for k, v in (data.get("counts") or {}).items() if k in ("P0", "P1", "P2")}
         if side_err:
@@ -526,6 +613,26 @@ class Service:
                            "audit_accepted": [{"check": f.id, "line": f.line, "reason": f.accepted}
                                               for f in report.accepted]})
         return result
+
+    def _audit_validation(self, task_ref: Path, src_path: Path, compile: bool, timeout_s: float, device: str | None,
+                          on_event: OnEvent | None, cancel: threading.Event | None,
+                          runtime: dict[str, Any]) -> tuple[Any, str]:
+        """run_validation of the audited file against its task reference, through the request Service.validate builds
+        (one judge): (Validated, "") or (None, why it could not run: the file is not a candidate of that task)."""
+        from .audit.validation_evidence import Validated
+
+        if task_ref.resolve() == src_path.resolve():
+            return None, ""
+        t0 = time.monotonic()
+        try:
+            req = self._validation_request(reference=str(task_ref), candidates=[str(src_path)],
+                                           target_gpus=None if compile else "none", timeout_s=timeout_s)
+            rep = self._run_validation(req, device, on_event, cancel)
+        except UsageError as e:  # a helper module beside a reference (no entry of the task): the probes alone judge
+            return None, f"run_validation did not run this file against {self.ws.relative(task_ref)}: {e}"[:600]
+        cr = rep.candidates[0]
+        runtime.update(rep.runtime or {})
+        return Validated(cr.model_dump(mode="json"), rep.reproduce or "", time.monotonic() - t0), ""
 
     def _audit_task(self, src_path: Path, code: str | None, reference: str | None) \
             -> tuple[Path | None, sidecar.Sidecar | None, str]:
@@ -544,10 +651,12 @@ class Service:
 
     def _probe(self, report: Any, p: Any, task_ref: Path | None, side: sidecar.Sidecar | None, probe: bool,
                timeout_s: float, device: str | None, on_event: OnEvent | None, cancel: threading.Event | None,
-               contract: Any, runtime: dict[str, Any], compile: bool = True) -> Any:
+               contract: Any, runtime: dict[str, Any], compile: bool = True, validated: Any = None) -> Any:
         """Run the entry on inputs that expose the static suspects (worker op "probe"); severity from evidence,
         tiered against the contract. `runtime` gets the worker's runtime when the probes ran and nothing ran the
-        file before; with `compile` (and no GPU) the probes' launches compile for the target GPUs too."""
+        file before; with `compile` (and no GPU) the probes' launches compile for the target GPUs too. With
+        `validated` (run_validation's answer, issue 45) the probes take at most PROBE_SHARE of its time, skip what it
+        ran, and compile nothing it did not (its target compile covered its cases)."""
         from .audit.evidence import weigh
 
         if p.args is not None and side is not None and task_ref is not None and p.args["harness"] == str(task_ref):
@@ -561,33 +670,58 @@ class Service:
         if p.args is not None:  # without a GPU the probes' launches compile for the target (sidecar's GPUs), unless
             # compile=false (then only the specialisation keys are counted, for the compile-count probe)
             p.args["target_gpus"] = _targets(None, side.target_gpus if side else None) if compile else []
+        call_timeout = timeout_s
+        if p.args is not None and validated is not None:
+            if validated.broke_early():
+                return weigh(report, None, "run_validation's candidate never ran a case", accept=p.accept,
+                             contract=contract, validated=validated)
+            share = PROBE_SHARE * validated.seconds
+            if share < PROBE_MIN_S and probe:
+                return weigh(report, None, f"no time left: run_validation took {validated.seconds:.1f} s and the probes "
+                             f"get {PROBE_SHARE:.0%} of it", accept=p.accept, contract=contract, validated=validated)
+            p.args["budget_s"] = min(p.args["budget_s"], share)
+            p.args["skip_probes"] = {
+                "repeat": f"run_validation ran every contract case {validated.candidate.get('trials') or 'several'} "
+                          "time(s) (its nondeterministic check)",
+                "reference": "run_validation compared the file with the task's reference on every case"}
+            p.args["target_gpus"] = []  # run_validation compiled what its cases launched; the probes' sizes are robustness
+            call_timeout = min(timeout_s, 2 * p.args["budget_s"] + 60)
         if not probe:
-            return weigh(report, None, "probe=false", accept=p.accept, contract=contract)
+            return weigh(report, None, "probe=false" + (", so run_validation did not run either" if task_ref else ""),
+                         accept=p.accept, contract=contract)
         if p.args is None:
-            return weigh(report, None, p.why_not, accept=p.accept, contract=contract)
+            return weigh(report, None, p.why_not, accept=p.accept, contract=contract, validated=validated)
         if on_event:
             on_event("probes", 1, 2)
         def fwd(msg: dict[str, Any]) -> None:
             if on_event is not None and msg.get("type") == "progress":
                 on_event(msg.get("message", ""), msg.get("progress"), msg.get("total"))
 
+        t0 = time.monotonic()
         try:
-            res = self.pool.call("probe", p.args, timeout_s=timeout_s, device=device, on_event=fwd, cancel=cancel)
+            res = self.pool.call("probe", p.args, timeout_s=call_timeout, device=device, on_event=fwd, cancel=cancel)
         except WorkerError as e:
             if e.kind == "cancelled":
                 raise
             return weigh(report, None, f"the probe run failed: {e.kind}: {str(e)[:300]}", accept=p.accept,
-                         contract=contract)
+                         contract=contract, validated=validated)
+        except UsageError as e:
+            if validated is None:  # the user's harness: theirs to fix
+                raise
+            # the task reference run_validation just ran: what broke it here is the candidate (a patched builtin)
+            return weigh(report, None, f"the probe run failed: {str(e)[:300]}", accept=p.accept, contract=contract,
+                         validated=validated)
         why = p.used(report, res)  # which example call the probes used, or why no caller gave one (probe_plan.py)
         if why:
-            return weigh(report, None, why, accept=p.accept, contract=contract)
+            return weigh(report, None, why, accept=p.accept, contract=contract, validated=validated)
         if not runtime:
             runtime.update(res.get("runtime") or {})
         if res.get("kernelbench") and isinstance(res.get("shape"), dict):
             p.args["shape"] = res["shape"]  # the reproducer runs at the very sizes the probes ran at
         report.checked.append(f"probes: {res.get('entry')} at {res.get('shape')} {res.get('dtype')} on "
-                              f"{res.get('device')}; safety by {res.get('safety')}")
-        return weigh(report, res, repro=p.reproducer, accept=p.accept, contract=contract)
+                              f"{res.get('device')}; safety by {res.get('safety')}; {time.monotonic() - t0:.1f} s"
+                              + (f" (budget {p.args['budget_s']:.1f} s)" if validated is not None else ""))
+        return weigh(report, res, repro=p.reproducer, accept=p.accept, contract=contract, validated=validated)
 
     # ---- fetch_triton_docs ----------------------------------------------------------------------
     def docs(
@@ -791,8 +925,10 @@ def _audit_summary(r: AuditResult) -> str:
     host = [f"host code: {len(r.host_code)} note(s), information only ({', '.join(sorted({f.check for f in r.host_code}))})"
             ] if r.host_code else []
     robust = [f"- not robust to {x.title}: {x.check} on {x.case}; fix: {x.fix[:100]}" for x in r.robustness]
+    # run_validation's own words (its verdict, composition, warnings such as library_compute "(allowed)"): issue 45
+    judged = [c.split("; reproduce:")[0] for c in r.checked if c.startswith(("run_validation", "composition (run_"))]
     assumed = next((f.assumed for f in r.findings if f.severity in ("P0", "P1") and f.assumed), "")
-    return "\n".join([head, *top, *([assumed] if assumed else []), *robust, *host,
+    return "\n".join([head, *top, *([assumed] if assumed else []), *robust, *judged, *host,
                       *(f"not checked: {n}" for n in r.not_checked)])
 
 

@@ -11,6 +11,16 @@ sub-kind of a broader one (PARENT), and two of their own: the magnitude probe's 
 "extreme", as the validator's; the entry called without its optional arguments is "defaults", contract only where the
 file's own callers call it so (audit/contract.py reads the call sites): requiring the broad kind (`require = ["layouts"]`, strict) requires its sub-kinds
 too. Pure Python: the server (no torch) and the worker (no pydantic) both import it.
+
+Issue 45 (one judge):
+- layouts: a layout the example gives contiguous is robustness ("layouts", or the finer kind the layout probe saw),
+  whether or not the tensor carries the batch, and an out-of-bounds access under it too; contract where the task,
+  the harness or the sidecar requires it, or where the example itself passes that tensor as a view (layout_kind);
+- with a task reference, run_validation's contract cases are the contract: every input the audit's probes invent is
+  robustness, of the kind probe_kind names (a prefix of the batch, sizes the task does not give, sentinels,
+  bfloat16, a backward the task does not compare, and the kinds above), contract only where required;
+- a specialisation takes the tier of the sizes that launched it (the worker's LaunchRecorder.origin): a compile
+  failure at a robustness size (empty, a size that breaks the kernel's structure) is a robustness finding.
 """
 
 from __future__ import annotations
@@ -22,7 +32,9 @@ CONTRACT, ROBUSTNESS = "contract", "robustness"
 REQUIRE_KINDS = ("layouts", "empty", "nan", "extreme")
 # The audit's finer kinds (probe variants outside the default contract) and the broad kind each belongs to.
 PARENT = {"weight": "layouts", "lastdim": "layouts", "1d": "layouts", "structure": "structure",
-          "precision": "precision", "defaults": "defaults"}
+          "precision": "precision", "defaults": "defaults",
+          # issue 45: the probes' own inputs when a task's validation judged the contract (probe_kind)
+          "rows": "rows", "sizes": "sizes", "sentinel": "sentinel", "dtype": "dtype", "grad": "grad"}
 AUDIT_KINDS = (*REQUIRE_KINDS, *PARENT)
 TITLES = {"layouts": "non-contiguous input", "empty": "empty dims", "nan": "NaN/inf input",
           "extreme": "extreme magnitudes",
@@ -31,7 +43,12 @@ TITLES = {"layouts": "non-contiguous input", "empty": "empty dims", "nan": "NaN/
           "1d": "a strided 1-D weight or bias",
           "structure": "sizes that break the example's structure (odd where it is even)",
           "precision": "fp32 accuracy from fp32 dots (IEEE where Triton's default is TF32)",
-          "defaults": "the entry called without its optional arguments"}
+          "defaults": "the entry called without its optional arguments",
+          "rows": "a prefix of the batch (fewer rows than the task's cases)",
+          "sizes": "sizes the task's cases do not give (block boundaries, 1, 17)",
+          "sentinel": "sentinel values (ignore_index, padding) in the integer inputs",
+          "dtype": "bfloat16 inputs against the float32 result",
+          "grad": "gradients (a backward the task's validation does not compare)"}
 FIXES = {
     "layouts": "call .contiguous() on the inputs in the wrapper (it costs nothing on contiguous input), or pass "
                "the strides into the kernel (stride_* arguments) instead of indexing rows by row * n_cols",
@@ -52,6 +69,7 @@ FIXES = {
 # What the audit assumes of its callers when neither the file, the harness nor the sidecar says otherwise: one
 # line per robustness kind, said in every finding's "assumed:" line so a user can dispute it (`[audit] require`).
 DEFAULT_ASSUMED = {
+    "layouts": "inputs the example passes contiguous stay contiguous",
     "weight": "tensors that do not carry the batch (weights, buffers, outputs) dense",
     "lastdim": "unit last-dim stride",
     "1d": "1-D weights and biases dense",
@@ -61,6 +79,38 @@ DEFAULT_ASSUMED = {
     "extreme": "values of the example's magnitude (not x100, not shifted by -120)",
     "defaults": "the entry called with the arguments the example passes (no call in the file leaves its defaults out)",
 }
+
+
+# The kind of each probe's failures when a task's run_validation judged the contract (probe_kind); the example,
+# repeat and reference probes repeat the validator's own contract cases and have none.
+PROBE_KINDS = {"layout": "layouts", "rows": "rows", "sizes": "sizes", "sentinel": "sentinel", "magnitude": "extreme",
+               "dtype": "dtype", "defaults": "defaults", "grad": "grad"}
+
+
+def layouts_tier(declared: bool | None, require: Iterable[str], kernelbench: bool) -> tuple[bool, str, str]:
+    """run_validation's layout variants: (run them, their tier, why). A form-(a) reference's NONCONTIGUOUS = True (or
+    noncontiguous=true), or "layouts" required, makes them contract; NONCONTIGUOUS = False turns them off; by default
+    they run as robustness (the problem builds contiguous inputs; the audit's layout_kind says the same)."""
+    if declared is False:
+        return False, ROBUSTNESS, "turned off (noncontiguous=false or NONCONTIGUOUS = False)"
+    if covers(require, "layouts"):
+        return True, CONTRACT, "required (strict or require = [\"layouts\"])"
+    if declared is True and not kernelbench:
+        return True, CONTRACT, "the reference declares NONCONTIGUOUS = True (or noncontiguous=true was passed)"
+    return True, ROBUSTNESS, "the problem builds contiguous inputs; other layouts test robustness"
+
+
+def layout_kind(given_as_view: bool, finer: str | None = None) -> str | None:
+    """The robustness kind of a layout failure, or None (contract) where the example itself passes that tensor
+    non-contiguous: its callers give such views. Otherwise the finer kind the layout probe saw (weight, lastdim,
+    1d) or "layouts": the example gives it contiguous, so another layout is robustness unless required."""
+    return None if given_as_view else (finer or "layouts")
+
+
+def probe_kind(probe: str, kind: str | None = None) -> str | None:
+    """The robustness kind of a probe failure when a task's validation judged the contract: the finer kind the probe
+    gave it, else its probe's (PROBE_KINDS); None for the probes that repeat the validator's contract cases."""
+    return kind or PROBE_KINDS.get(probe)
 
 
 def covers(require: Iterable[str], kind: str) -> bool:

@@ -1,4 +1,4 @@
-# label: bad sizes
+# label: robust sizes
 # Scales each head of a (tokens, heads, head_dim) tensor with tl.arange(0, HEAD_DIM) on the unpadded head dim: it
 # compiles only for powers of 2. Under the interpreter Triton raises a ValueError while it builds the kernel, which is
 # the kernel failing to compile (a CompilationError on a GPU), not the entry refusing the input.

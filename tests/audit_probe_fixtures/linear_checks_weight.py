@@ -1,4 +1,4 @@
-# label: bad layout
+# label: robust layout
 # The same product with the check on the wrong tensor: the weight must be contiguous (asserted), while x is read as
 # dense. Every layout variant that changes the weight is refused, so only x alone non-contiguous shows the bug.
 import torch

@@ -1,4 +1,4 @@
-# label: bad layout
+# label: robust layout
 # The same wrapper (w.contiguous(): the weight is fine), but x is read as dense (row * k): rows of a wider buffer, an
 # input its callers give (a slice of a larger activation), come out wrong. A contract bug: P0, with the contract it
 # assumed ("w contiguous (linear calls .contiguous())").

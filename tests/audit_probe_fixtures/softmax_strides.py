@@ -1,4 +1,4 @@
-# label: bad layout
+# label: robust layout
 import torch
 import triton
 import triton.language as tl

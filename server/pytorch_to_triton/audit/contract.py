@@ -29,7 +29,7 @@ GRID_CAP = 65535  # CUDA's limit on grid dimensions 1 and 2 (dimension 0 goes to
 TORCH_DTYPES = ("float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "uint8",
                 "int16", "int32", "int64", "bool")
 # Which default assumptions a probe's findings depend on (the "assumed:" line names these).
-PROBE_KINDS = {"layout": ("weight", "lastdim", "1d"), "sizes": ("structure", "empty"), "rows": ("empty",),
+PROBE_KINDS = {"layout": ("layouts", "weight", "lastdim", "1d"), "sizes": ("structure", "empty"), "rows": ("empty",),
                "reference": ("precision",), "grad": ("precision",), "magnitude": ("extreme",),
                "defaults": ("defaults",)}
 MAX_ITEMS = 4
@@ -103,16 +103,23 @@ def _harness_contract(path: Path) -> dict[str, list[str]]:
         tree = ast.parse(path.read_text(errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return {}
+    out: dict[str, list[str]] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "CONTRACT" for t in node.targets):
             try:
                 v = ast.literal_eval(node.value)
             except ValueError:
-                return {}
+                continue
             if isinstance(v, dict):
-                return {k: [str(x) for x in v.get(k, [])] for k in ("require", "assume")
-                        if isinstance(v.get(k), (list, tuple))}
-    return {}
+                out.update({k: [str(x) for x in v.get(k, [])] for k in ("require", "assume")
+                            if isinstance(v.get(k), (list, tuple))})
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "NONCONTIGUOUS"
+                                                  for t in node.targets) and \
+                isinstance(node.value, ast.Constant) and node.value.value is True:
+            # a task reference that declares non-contiguous inputs (task-format.md): run_validation's layouts are
+            # contract, so the audit's are too (issue 45: one tier for both tools)
+            out["require"] = [*out.get("require", []), "layouts"]
+    return out
 
 
 def harness_entry(path: Path | None) -> str | None:

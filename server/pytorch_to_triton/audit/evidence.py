@@ -11,7 +11,11 @@ weigh() takes the static report (audit_source) and what the probes saw (worker/p
 - a failure on an input outside the contract (audit/contract.py: the tiers of tier_rules.py, shared with
   run_validation) is a robustness finding, reported apart with its input and fix, never a P0/P1; where the contract
   says the callers give such inputs it is a P0; every finding says the contract it assumed (`assumed`);
-- findings the task sidecar disputes (`[audit] accept = [{check, line, reason}]`) move to `accepted` with the reason.
+- findings the task sidecar disputes (`[audit] accept = [{check, line, reason}]`) move to `accepted` with the reason;
+- with a task reference, run_validation's verdict comes first (audit/validation_evidence.py, issue 45): its contract
+  failures are the P0s, no static finding is a P0 by itself, and every probe failure is robustness
+  (tier_rules.probe_kind), except an out-of-bounds access on the example call itself, a P1 "verify:" (the validator
+  passed its contract cases: the stray access did not reach the outputs).
 Findings about cost (P1 performance) and honesty checks keep their static severity, except a per-call constexpr
 (`constexpr_recompile`): the probes record the values each constexpr took across their sizes, so one that stayed
 the same while the sizes changed (a fixed table size, a model dimension) is P2 "verify:", and one that changed is
@@ -31,6 +35,8 @@ from .contract import Contract
 from .hypotheses import hypothesis
 from .model import AuditReport, Finding, Robustness
 from .sanitizer_evidence import weigh_sanitizer
+from .validation_evidence import Validated, merge_static
+from .validation_evidence import add as add_validated
 
 CATEGORY = {"example": "correctness", "repeat": "correctness", "layout": "memory_access", "rows": "correctness",
             "sizes": "correctness", "sentinel": "memory_access", "magnitude": "numerical_stability",
@@ -56,8 +62,9 @@ Repro = Callable[[str, str], str]
 def _status(p: dict[str, Any]) -> str:
     if p.get("not_run"):
         return f"{p['name']} did not run ({p['not_run']})"
-    n, bad = len(p.get("ran", [])), len(p.get("failures", []))
-    return f"{p['name']} ran {n} variant{'s' * (n != 1)}" + (f", {bad} failed" if bad else " and passed")
+    n, bad, aside = len(p.get("ran", [])), len(p.get("failures", [])), len(p.get("aside") or [])
+    return f"{p['name']} ran {n} variant{'s' * (n != 1)}" + (f", {bad} failed" if bad else f", {aside} failed on "
+                                                           "robustness inputs only" if aside else " and passed")
 
 
 def _same_file(rec: dict[str, Any], report_file: str) -> bool:
@@ -102,15 +109,24 @@ def _failure_finding(probe: str, recs: list[dict[str, Any]], report_file: str, r
 
 
 def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "", repro: Repro | None = None,
-          accept: list[dict[str, Any]] | None = None, contract: Contract | None = None) -> AuditReport:
-    """Set every finding's severity from the probes' evidence, tiered against the contract (P0/P1 from contract
-    inputs only; failures outside it go to report.robustness); apply the sidecar's accepted disputes."""
+          accept: list[dict[str, Any]] | None = None, contract: Contract | None = None,
+          validated: Validated | None = None) -> AuditReport:
+    """Set every finding's severity from the evidence: run_validation's verdict when the task's validation ran
+    (`validated`), then the probes', tiered against the contract (P0/P1 from contract inputs only; failures outside it
+    go to report.robustness); apply the sidecar's accepted disputes."""
     contract = contract or Contract()
     probes = list((probed or {}).get("probes", []))
     report.probes = probes
-    if probed is None:
+    if validated is not None:
+        report.not_checked = [n for n in report.not_checked if not n.startswith("runtime values")]  # it ran them
+        add_validated(report, validated)
+        merge_static(report, validated)
+        _probes_as_robustness(probes, validated)
+    if probed is None and validated is None:
         report.not_checked.insert(0, f"probes did not run: {why_not or 'no example call'}; static suspects of wrong "
                                      "results are hypotheses (P2 'verify:') until a failing input shows them")
+    elif probed is None:
+        report.not_checked.insert(0, f"probes did not run: {why_not or 'no example call'}")
     failed = {p["name"]: list(p.get("failures", [])) for p in probes if p.get("failures")}
     reached = _reach(report, probed)
     by_name = {p["name"]: p for p in probes}
@@ -131,6 +147,10 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
             f.fix = f"{f.fix} Then rerun the reproducer: it must pass."
             continue
         status = "; ".join(_status(by_name[n]) for n in h.probes if n in by_name) or "no probe ran"
+        if validated is not None:
+            first = next(iter(validated.failures()), None)
+            status = (f"run_validation failed {first['check']} on case {first.get('case')} (its P0; this may be the "
+                      f"cause); {status}" if first else f"run_validation: {validated.verdict}; {status}")
         if probed is not None and not reached(f):
             hits, status = [], (f"the probes' entry {probed.get('entry')} never ran this code (it launched "
                                 f"{', '.join(probed.get('launched') or []) or 'no kernel'}): give a harness for it")
@@ -154,15 +174,22 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
                                                         int((probed or {}).get("entry_line") or 0),
                                                         {k["name"] for k in report.kernels} or None))
     if probed is not None:
-        target_findings.add(report, probed)
+        # the probes' robustness first: only run_validation's entries are there to merge with (issue 45)
+        _robustness(report, probes, repro, contract, int(probed.get("entry_line") or 0))
+        target_findings.add(report, probed, contract.require)
         _weigh_recompiles(report, probed)
         _weigh_unrun_syncs(report, probed)
-        _robustness(report, probes, repro, contract, int(probed.get("entry_line") or 0))
         robust = frozenset(r["variant"] for p in probes for r in p.get("aside") or []
                            if tr.tier_of(r.get("kind") or "structure", contract.require) != tr.CONTRACT)
         weigh_sanitizer(report, probed, repro, robust)  # compute-sanitizer's findings and verdicts (GPU), or its stand-in
+    if validated is not None:  # a probe's contract-size evidence the validator's verdict did not share: verify
+        for f in report.findings:
+            if f.severity == "P0" and f.probe != "run_validation":
+                f.severity = "P1"
+                f.why = (f"verify: run_validation passed its contract cases ({validated.verdict}), yet {f.why}; an "
+                         "access outside the tensors that did not reach the outputs")[:600]
     for f in report.findings:
-        if f.severity != "info":
+        if f.severity != "info" and f.probe != "run_validation":  # the validator's say what they assumed
             f.assumed = contract.line(f.probe)
     report.contract = contract.summary()
     _accept(report, accept or [])
@@ -172,18 +199,54 @@ def weigh(report: AuditReport, probed: dict[str, Any] | None, why_not: str = "",
     suspects = sum(f.severity == "P2" and f.why.startswith("verify:") and hypothesis(f.id) is not None
                    for f in report.findings)
     if suspects and not report.counts["P0"]:
-        ran = "the probes did not show them" if probed is not None else \
-            "give an example call (harness=) to run them"
+        ran = "run_validation's cases did not show them" if validated is not None else \
+            "the probes did not show them" if probed is not None else "give an example call (harness=) to run them"
         report.verdict += f"; {suspects} static suspect(s) of wrong results to verify (P2): {ran}"
+    if any(c.startswith("compiled for ") for c in report.checked):  # the target compile ran (this CPU, for the GPU)
+        target_findings.stale_compiled_notes(report)
+    if validated is not None:
+        report.verdict += f"; run_validation: {validated.verdict.split(';')[0]}"
+    if probed is None:  # issue 45 item 4: what was not run is said on the verdict line, never a bare "no problems"
+        why = (why_not or "no example call").split(":")[0]
+        report.verdict += f"; probes skipped ({why})" if validated is not None else \
+            f"; static only: probes and compile skipped ({why})"
     return report
 
 
+def _probes_as_robustness(probes: list[dict[str, Any]], v: Validated) -> None:
+    """With run_validation's verdict (issue 45), every input the probes invent is robustness (tier_rules.probe_kind):
+    each probe failure moves to the probe's `aside` with its kind. The example, repeat and reference probes repeat the
+    validator's contract cases: their failures are the validator's already (dropped, noted), except an out-of-bounds
+    access of the example call the validator passed, which stays a failure (capped at P1 in weigh)."""
+    for p in probes:
+        kind = tr.probe_kind(p["name"])
+        for r in list(p.get("failures") or []):
+            if kind is not None:
+                p["failures"].remove(r)
+                p.setdefault("aside", []).append({**r, "kind": kind, "detail": r.get("detail") or r.get("error")
+                                                  or r["what"]})
+            elif not v.ok or not r.get("oob"):
+                p["failures"].remove(r)
+                p.setdefault("notes", []).append(f"{r['variant']}: {r['what']}: a contract case run_validation "
+                                                 f"judged ({v.verdict}); its verdict stands")
+
+
 # The check name of a robustness kind per probe, as audit-guide.md documents it (kept from issue 26's P2 notes).
-SUFFIX = {"structure": "parity", "precision": "tf32"}
+SUFFIX = {"structure": "parity", "precision": "tf32", "layouts": "noncontiguous"}
 WHYS = {
-    "structure": "fails only at odd sizes of a dimension the example has even, the even size next to it passing: if "
-                 "the entry requires even sizes (halves, rotate-half pairs), say so with an assert at its top; if odd "
-                 "sizes are valid input, mask the odd tail",
+    "structure": "fails only at a size that breaks the example's structure: an odd size of a dimension the example "
+                 "has even (the even size next to it passing), or a size the kernel is not built for (a tl.arange over "
+                 "a head dim of 17 does not compile): if the entry requires such sizes (halves, powers of two), say so "
+                 "with an assert at its top; if they are valid input, mask the tail",
+    "layouts": "fails only when an input the example passes contiguous is a non-contiguous view (transposed, strided); "
+               "run_validation counts non-contiguous inputs as robustness too (cases.py kind \"layouts\"): make it "
+               "contract with [audit] require = [\"layouts\"] if callers pass views",
+    "rows": "fails on a prefix of the batch, an input the task's cases never give (run_validation judged the contract)",
+    "sizes": "fails at a size the task's cases never give (run_validation judged the contract at the task's sizes)",
+    "sentinel": "fails on sentinel values the task's cases never put in the integer inputs",
+    "dtype": "drifts in bfloat16, a dtype the task's cases do not run",
+    "grad": "the backward differs from the reference's autograd; the task's validation does not compare gradients "
+            "(validate with gradients=true if callers train through it)",
     "1d": "fails only when a 1-D tensor (a weight or bias) is a strided view; callers of such entries pass "
           "parameters, which are dense",
     "weight": "fails only when a tensor that does not carry the batch (a weight, a packed buffer, a table, an output "
@@ -218,6 +281,12 @@ def _robustness(report: AuditReport, probes: list[dict[str, Any]], repro: Repro 
             seen = "; ".join(f"{r['variant']} ({r['what'][:60]})" for r in recs[:3])
             check = f"probe_{p['name']}_{SUFFIX.get(kind, kind)}"
             cmd = repro(p["name"], first["variant"]) if repro else ""
+            same = next((r for r in report.robustness if not r.check.startswith("probe_") and
+                         tr.PARENT.get(r.kind, r.kind) == tr.PARENT.get(kind, kind)), None)
+            if same is not None and tr.tier_of(kind, contract.require) != tr.CONTRACT:
+                # run_validation named this kind already: one entry, in its words (issue 45, "Agreement")
+                same.evidence = f"{same.evidence} | the audit's {check} failed too: {seen}"[:600]
+                continue
             if tr.tier_of(kind, contract.require) == tr.CONTRACT:
                 report.findings.append(Finding(
                     id=f"probe_{p['name']}", category=CATEGORY.get(p["name"], "correctness"),  # type: ignore[arg-type]
@@ -229,7 +298,7 @@ def _robustness(report: AuditReport, probes: list[dict[str, Any]], repro: Repro 
             report.robustness.append(Robustness(
                 kind=kind, title=tr.title(kind), check=check, message=f"{first['variant']}: {first['what']}. "
                 f"{WHYS.get(kind, '')}"[:600], case=first["variant"], evidence=f"{seen}; {first.get('detail', '')}"[:600],
-                fix=tr.fix(kind), reproducer=cmd, assumed=contract.line(kind=kind)))
+                fix=tr.fix(kind) or FIX.get(p["name"], ""), reproducer=cmd, assumed=contract.line(kind=kind)))
 
 
 SYNC_CHECKS = ("host_sync", "device_assert_sync")

@@ -49,7 +49,10 @@ def render_markdown(report: AuditReport) -> str:
         out += ["", "A `[audit] require = [\"<kind>\"]` in the sidecar says the callers do give such inputs: their "
                 "failures are then P0s.", ""]
     out += [SECTIONS[3], ""]
-    if report.host_code:  # honesty checks of a file that is not a benchmark candidate: information only
+    if report.host_code and report.candidate:  # honesty checks run_validation settled by running it (issue 45)
+        out += ["Honesty checks run_validation settled by running the candidate (information, not counted):", ""]
+        out += [f"- line {f.line} `{f.id}`: `{f.evidence.replace('`', chr(39))[:80]}`: {f.why}" for f in report.host_code]
+    elif report.host_code:  # honesty checks of a file that is not a benchmark candidate: information only
         out += ["Information about the host code (this file is not audited as a benchmark candidate, so these are "
                 "not problems; pass reference= to judge them):", ""]
         for f in report.host_code:
@@ -89,6 +92,9 @@ def _summary(report: AuditReport) -> str:
         text += f". Fix first: {first.id} at line {first.line}."
     else:
         text += "."
+    judged = next((c for c in report.checked if c.startswith("run_validation: ")), None)
+    if judged:  # the task's validation ran: its verdict is the audit's correctness verdict (issue 45)
+        text += f" Judged by {judged.split('; reproduce:')[0]}."
     if report.probes:
         ran = [p for p in report.probes if not p.get("not_run")]
         bad = [p["name"] for p in ran if p.get("failures")]

@@ -40,6 +40,9 @@ class LaunchSpec:
     # The configs an @autotune's pruning kept for this launch (config_signature each; None: no pruning seen): a GPU
     # never compiles the others (a 16-row x 16384 tile its prune drops took ptxas minutes here)
     kept: list[str] | None = None
+    # The tier of the calls that launched it (LaunchRecorder.origin): contract, or robustness with its kind
+    tier: str = "contract"
+    kind: str | None = None
 
     def key(self) -> str:
         """Triton's cache key for this launch in a stable text form (same key, same binary)."""

@@ -38,6 +38,10 @@ class LaunchRecorder:
     # Issue 46: the dry run at the problem's full size (dry_launch.py): while set, a launch is handed to it and
     # nothing runs (its arguments are fake tensors); counts, names and the guards' state stay untouched.
     dry: Any = None
+    # Issue 45: the tier (and robustness kind) of the case or probe variant now launching (tier_rules.py): a
+    # specialisation takes the tier of the first call that launched it, and becomes contract once a contract call
+    # launches it too, so a compile failure follows the tier of the sizes that need it.
+    origin: tuple[str, str | None] = ("contract", None)
 
     @property
     def in_launch(self) -> bool:
@@ -62,7 +66,7 @@ class LaunchRecorder:
         """Start (clearing what was seen) or stop recording launch specialisations; reset() keeps them."""
         self.record_specs = on
         if on:
-            self.specs, self.spec_facts = {}, {}
+            self.specs, self.spec_facts, self.origin = {}, {}, ("contract", None)
 
     def launch_specs(self) -> list[Any]:
         """The distinct specialisations recorded, in launch order (launch_specs.LaunchSpec)."""
@@ -75,7 +79,11 @@ class LaunchRecorder:
         spec = launch_spec(kernel, args, kwargs, self.outer)
         spec.heuristics = _heuristic_values(self.outer, spec.params)
         key = spec.key()
-        self.specs.setdefault(key, spec)
+        if key not in self.specs:
+            spec.tier, spec.kind = self.origin
+            self.specs[key] = spec
+        elif self.origin[0] == "contract":
+            self.specs[key].tier, self.specs[key].kind = self.origin
         return key
 
     def note_compiled(self, key: str, ret: Any, error: BaseException | None) -> None:

@@ -240,7 +240,7 @@ class TargetCompiler:
             for r in j.rows:
                 rows.append({"kernel": j.spec.kernel, "line": r.get("line"), **_with_occupancy(r),
                              "autotuned": j.spec.autotuned, "pruned": j.pruned, "spec_key": j.spec.short_key(),
-                             "full_size": j.spec.full_size})
+                             "full_size": j.spec.full_size, "tier": j.spec.tier, "kind": j.spec.kind})
         self.notes.extend(n for n in coverage_notes(rows, self.share) if n not in self.notes)
         full = sum(r.get("level", "full") == "full" or r.get("ok") is False for r in rows)
         return {"triton_version": self.version, "targets": [f"sm_{c}" for c in self.targets], "rows": rows,
@@ -321,9 +321,14 @@ def finish(compiler: TargetCompiler, specs: list[LaunchSpec], v: Any) -> dict[st
     if "error" in section:
         v.notes.extend(section["notes"])
         return section
-    for f in judge(section):
-        v.find(f["check"], f"target {', '.join(section['targets'])}", f["message"], f["evidence"], f["severity"])
-        v.findings[f["check"]]["fix"] = f["fix"]
+    tier, kind = v.tier, v.kind
+    for f in judge(section):  # a robustness specialisation's finding goes to the robustness section (Validator.find)
+        v.tier, v.kind = f["tier"], f["kind"]
+        v.find(f["check"], f"target {', '.join(section['targets'])}" + (f" ({f['kind']} case)" if f["kind"] else ""),
+               f["message"], f["evidence"], f["severity"])
+        if f["tier"] == "contract":
+            v.findings[f["check"]]["fix"] = f["fix"]
+    v.tier, v.kind = tier, kind
     return section
 
 
@@ -466,11 +471,14 @@ def judge(section: dict[str, Any]) -> list[dict[str, Any]]:
     """Findings from the compile rows: (check, severity "fail"/"warn", message, evidence, fix) dicts."""
     out: list[dict[str, Any]] = []
     version = section.get("triton_version")
-    by_kernel: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in section.get("rows", []):
-        by_kernel.setdefault((r["kernel"], r["target"]), []).append(r)
-    for (kernel, target), rows in by_kernel.items():
+    by_kernel: dict[tuple[str, str, str, str | None], list[dict[str, Any]]] = {}
+    for r in section.get("rows", []):  # contract rows first: a robustness finding that repeats one is dropped later
+        robust = r.get("tier", "contract") != "contract"
+        key = (r["kernel"], r["target"], "robustness" if robust else "contract", r.get("kind") if robust else None)
+        by_kernel.setdefault(key, []).append(r)
+    for (kernel, target, tier, kind), rows in sorted(by_kernel.items(), key=lambda kv: kv[0][2] != "contract"):
         cc = int(target.removeprefix("sm_"))
+        n0 = len(out)
         failed = sorted((r for r in rows if r.get("ok") is False), key=lambda r: not r.get("full_size"))
         if failed:
             r = failed[0]
@@ -505,6 +513,8 @@ def judge(section: dict[str, Any]) -> list[dict[str, Any]]:
                         "message": f"{kernel}: Triton {version} warns while compiling for {target}: {w} ({what}: "
                                    f"accepted by Triton {version}, an error from the release that removes it)",
                         "fix": hazard[2] if hazard else "follow the warning's advice"})
+        for f in out[n0:]:  # the tier of the sizes that launched these specialisations (issue 45)
+            f["tier"], f["kind"] = tier, kind
     return out
 
 

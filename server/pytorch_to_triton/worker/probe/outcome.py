@@ -27,6 +27,23 @@ def refused(e: BaseException | None) -> bool:
     return not (where and _in_triton(where))
 
 
+def does_not_compile(e: BaseException | None) -> bool:
+    """The kernel could not be built at these sizes: Triton's CompilationError anywhere in the chain, or an error
+    raised by Triton's language checks while it builds the kernel (`arange's range must be a power of 2` for a head
+    dim of 17, `arange's end argument must be greater than the start` for an empty block), which the interpreter
+    raises at run time where a GPU raises them at compile time."""
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if type(e).__name__ in ("CompilationError", "CompileTimeAssertionFailure"):
+            return True
+        where = _raised_in(e).replace("\\", "/")
+        if "/triton/language/" in where:
+            return True
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def missing_op(e: BaseException | None) -> bool:
     """A torch.ops lookup that failed: an operator of a compiled extension the worker never loaded (fbgemm's
     `torch.ops.fbgemm.jagged_softmax` without `import fbgemm_gpu`), a gap of this environment, not of the kernels."""
@@ -67,6 +84,7 @@ class Outcome:
     error: BaseException | None = None
     seconds: float = 0.0
     dtypes: list[torch.dtype] | None = None  # the outputs' own dtypes, before the float64 copies
+    new_specs: list[str] = field(default_factory=list)  # launch specialisations this call launched first (their keys)
 
     @property
     def oob(self) -> bool:

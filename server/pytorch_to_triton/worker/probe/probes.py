@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from ... import tier_rules as tr
 from ..device import interp_compat, target_compile
 from ..validation.compare import merged_tolerances, tolerance_for
 from ..validation.errors_fmt import describe
@@ -126,6 +127,9 @@ class Prober(LayoutProbes, ValueProbes, GradProbes):
         if self.poisoned:
             raise Poisoned(self.poisoned)
         t0 = time.monotonic()
+        from ..device.runtime import RECORDER
+
+        specs_before = len(RECORDER.specs)  # dicts keep insertion order: the keys after it are this call's first
         BOUNDS.active, POISON.active = True, True
         try:
             args = pi.fresh_copies(inputs)  # in-place entries: every call on the caller's own values
@@ -140,11 +144,12 @@ class Prober(LayoutProbes, ValueProbes, GradProbes):
                 torch.cuda.synchronize()
             res = [t.detach().to("cpu").to(torch.float64) if t.is_floating_point() else t.detach().to("cpu")
                    for t in outs]
-            return Outcome(outputs=res, seconds=time.monotonic() - t0, dtypes=[t.dtype for t in outs])
+            return Outcome(outputs=res, seconds=time.monotonic() - t0, dtypes=[t.dtype for t in outs],
+                           new_specs=list(RECORDER.specs)[specs_before:])
         except Exception as e:  # noqa: BLE001 - a failing call is what a probe looks for
             if self.device == "cuda" and not _cuda_usable():
                 self.poisoned = f"{type(e).__name__}: {str(e)[:160]}"
-            return Outcome(error=e, seconds=time.monotonic() - t0)
+            return Outcome(error=e, seconds=time.monotonic() - t0, new_specs=list(RECORDER.specs)[specs_before:])
         finally:
             BOUNDS.active, POISON.active = False, False
 
@@ -156,6 +161,17 @@ class Prober(LayoutProbes, ValueProbes, GradProbes):
         if hit and self.mark is not None:
             self.mark(f"{probe}: {label}")
         return hit
+
+    @staticmethod
+    def retag(got: Outcome, kind: str) -> None:
+        """The specialisations `got` launched first belong to robustness `kind` (its failure went aside): their
+        compile findings for the target follow that tier (target_compile.judge), until a contract call launches them."""
+        from ..device.runtime import RECORDER
+
+        for key in got.new_specs:
+            spec = RECORDER.specs.get(key)
+            if spec is not None:
+                spec.tier, spec.kind = tr.ROBUSTNESS, kind
 
     @staticmethod
     def set_aside(p: Probe, since: int, kind: str, **extra: Any) -> None:
@@ -385,6 +401,8 @@ def run_probes(args: dict[str, Any], rt: Any, emit: Any = None, patches: Any = N
         prober.kb, prober.not_for = kb, dict(NOT_FOR_KERNELBENCH)
     elif args.get("caller"):
         prober.not_for.update(h_mod.not_for)
+    # issue 45: the probes whose cases the task's run_validation already ran (the server says why, in its words)
+    prober.not_for.update({k: str(v) for k, v in (args.get("skip_probes") or {}).items() if k in PROBES})
     from .probe_lines import LineCoverage, kernel_names
 
     prober.lines = LineCoverage(target, kernel_names(_entry_module(fn)))

@@ -7,8 +7,10 @@ from typing import Any
 
 import torch
 
+from ... import tier_rules as tr
+from ..device.runtime import RECORDER
 from . import probe_inputs as pi
-from .outcome import Outcome, Probe, _finite_inputs, _mismatch, _nonfinite
+from .outcome import Outcome, Probe, _finite_inputs, _mismatch, _nonfinite, does_not_compile
 
 
 class LayoutProbes:
@@ -73,6 +75,24 @@ class LayoutProbes:
                                       "row strides and assumes a unit stride in the last dimension" +
                                       ("; with a strided last dim it reads or writes out of bounds" if
                                        any(f.get("oob") for f in last) else "")})
+        self._layout_tiers(p, x)
+
+    @staticmethod
+    def _layout_tiers(p: Probe, x: list[Any]) -> None:
+        """Issue 45 (tier_rules.layout_kind): what is left failed through a tensor that carries the batch. A layout
+        the example gives contiguous is robustness "layouts" unless required, an out-of-bounds access under it too
+        (said so); a tensor the example itself passes as a view keeps its failure (its callers give such views)."""
+        for f in list(p.failures):
+            given = any(isinstance(x[i], torch.Tensor) and not x[i].is_contiguous() for i in f.get("inputs") or ()
+                        if i < len(x))
+            kind = tr.layout_kind(given)
+            if kind is None:
+                continue
+            p.failures.remove(f)
+            oob = "; it reads or writes out of bounds under this layout (robustness, as the layout is)" \
+                if f.get("oob") else ""
+            p.aside.append({**f, "kind": kind, "detail": f"{f.get('detail') or f.get('error') or f['what']}; the "
+                            f"example passes these inputs contiguous{oob}"[:600]})
 
     def _layout_try(self, p: Probe, label: str, variant: list[Any], x: list[Any], outs: list[torch.Tensor],
                     inputs: set[int]) -> dict[str, Any] | str:
@@ -171,17 +191,30 @@ class LayoutProbes:
             except Exception as e:  # noqa: BLE001 - the harness cannot build this size: not the kernel's fault
                 p.notes.append(f"{label}: make_inputs refused ({type(e).__name__})")
                 continue
-            got = self.call(v)
+            empty = pi.has_empty(shape)
+            RECORDER.origin = (tr.ROBUSTNESS, "empty") if empty else (tr.CONTRACT, None)  # its compiles' tier
+            try:
+                got = self.call(v)
+            finally:
+                RECORDER.origin = (tr.CONTRACT, None)
             if (got.error is not None or _nonfinite(got.outputs or [])) and self.invalid_for_reference(p, label, v):
                 continue
             if self._parity_only(p, label, shape, v, got):
+                self.retag(got, "structure")
                 continue
             mark = len(p.failures)
             self.judge(p, label, v, got, refusal_ok=True)
-            if len(p.failures) > mark and pi.has_empty(shape):  # a batch of 0: robustness unless the contract says
+            if len(p.failures) > mark and empty:  # a batch of 0: robustness unless the contract says
                 rec = p.failures.pop()
                 p.aside.append({**rec, "kind": "empty",
                                 "detail": rec.get("detail") or rec.get("error") or "an empty dimension"})
+            elif len(p.failures) > mark and not got.oob and does_not_compile(got.error):
+                # issue 45: the kernel is not built for this size (tl.arange over a head dim of 17): a size that
+                # breaks its structure, robustness unless required; its target compile follows (retag)
+                rec = p.failures.pop()
+                self.retag(got, "structure")
+                p.aside.append({**rec, "kind": "structure", "detail": f"the kernel does not compile at this size "
+                                f"({rec.get('error') or rec['what']}); the example's size does"[:600]})
 
     def _parity_only(self, p: Probe, label: str, shape: Any, inputs: list[Any], got: Outcome) -> bool:
         """A failure (not an out-of-bounds access) at an odd size of a dimension the example has even, when the even

@@ -156,16 +156,9 @@ def form_a_specs(mod: ModuleType, dtypes: list[str] | None, cases: list[dict] | 
 
 
 def layouts_tier(mod: ModuleType, args: dict[str, Any], kernelbench: bool) -> tuple[bool, str, str]:
-    """(run the layout variants, their tier, why). A form-(a) reference's NONCONTIGUOUS = True, an explicit
-    noncontiguous=true or require "layouts" makes them contract; by default they run as robustness."""
-    declared = args.get("noncontiguous", getattr(mod, "NONCONTIGUOUS", None))
-    if declared is False:
-        return False, ROBUSTNESS, "turned off (noncontiguous=false or NONCONTIGUOUS = False)"
-    if "layouts" in required(args):
-        return True, CONTRACT, "required (strict or require = [\"layouts\"])"
-    if declared is True and not kernelbench:
-        return True, CONTRACT, "the reference declares NONCONTIGUOUS = True (or noncontiguous=true was passed)"
-    return True, ROBUSTNESS, "the problem builds contiguous inputs; other layouts test robustness"
+    """(run the layout variants, their tier, why), as tier_rules.layouts_tier decides from the reference's
+    NONCONTIGUOUS (or an explicit noncontiguous=) and what is required."""
+    return tr.layouts_tier(args.get("noncontiguous", getattr(mod, "NONCONTIGUOUS", None)), required(args), kernelbench)
 
 
 def layout_variants(inputs: list[Any]) -> dict[str, list[Any]]:

@@ -131,6 +131,7 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
                 v.cases.append(v.run_case(task, name, shape, dtype, scale, 0, inputs=variants.pop(variant),
                                           variant=variant))
     v.tier, v.kind, v.values, v.hook = cs.CONTRACT, None, None, None
+    RECORDER.origin = (cs.CONTRACT, None)  # the gradients and large offsets below are contract calls
     if args.get("gradients") and getattr(task.cand_mod, "SUPPORTS_BACKWARD", True) is False:
         v.notes.append("gradients not checked: the candidate declares SUPPORTS_BACKWARD = False (a forward-only "
                        "stage); validate the stage that implements backward with gradients=true")

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from ..device.runtime import Runtime, _sync
+from ..device.runtime import RECORDER, Runtime, _sync
 from . import case_log, cases, composition, kernel_reuse, ref_cache
 from . import compare as cmp
 from . import memory as mem
@@ -196,6 +196,7 @@ class Validator(OutputChecks, Gradients):
                  state: dict[str, Any] | None = None) -> dict[str, Any]:
         """Validate one (case, dtype, trial); returns the case record (with its peak memory and io bytes)."""
         label = f"{name}{':' + variant if variant else ''}"
+        RECORDER.origin = (self.tier, self.kind)  # its launches' specialisations take its tier (target_compile.py)
         seed = cases.case_seed(self.args, name, dtype, trial)
         rec: dict[str, Any] = {"name": label, "dtype": dtype_name(dtype), "trial": trial, "seed": seed, "ok": False,
                                "tier": self.tier}
