@@ -281,7 +281,7 @@ class CliCluster:
 
 def _cli(ws: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pytorch_to_triton", *args, "--workspace", str(ws)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+                          cwd=ws, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture()
@@ -302,7 +302,7 @@ def test_scheduler_restart_then_resume_runs_only_the_rest(cli_cluster: CliCluste
     env = {**os.environ, "P2T_CLUSTER_RECONNECT_S": "3", "CUDA_VISIBLE_DEVICES": ""}
     cmd = [sys.executable, "-m", "pytorch_to_triton", "suite", "corpus", "--name", "restart", "--no-kernelbench",
            "--trials", "1", "--cluster", cli_cluster.address, "--workspace", str(ws), "--json"]
-    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws)
     deadline = time.monotonic() + 180
     while not _journal_rows(ws, "restart") and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.2)
@@ -315,7 +315,7 @@ def test_scheduler_restart_then_resume_runs_only_the_rest(cli_cluster: CliCluste
     assert all(r["verdict"] == "pass" for r in done_first) and len(done_first) < 3
 
     cli_cluster.start()  # same address, fresh scheduler
-    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, cwd=ws)
     assert second.returncode == 0, second.stderr[-2000:]
     rep = json.loads(second.stdout)
     assert rep["counts"]["resumed"] == len(done_first) and rep["counts"]["run"] == 3 - len(done_first)
@@ -333,7 +333,7 @@ def test_scheduler_back_within_the_window_the_suite_goes_on(cli_cluster: CliClus
     env = {**os.environ, "P2T_CLUSTER_RECONNECT_S": "90", "CUDA_VISIBLE_DEVICES": ""}
     cmd = [sys.executable, "-m", "pytorch_to_triton", "suite", "corpus", "--name", "back", "--no-kernelbench",
            "--trials", "1", "--cluster", cli_cluster.address, "--workspace", str(ws), "--json"]
-    run = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws)
     deadline = time.monotonic() + 180
     while not _journal_rows(ws, "back") and time.monotonic() < deadline and run.poll() is None:
         time.sleep(0.2)

@@ -161,7 +161,8 @@ def test_suite_killed_midway_resumes_without_redoing(tmp_path: Path) -> None:
     (tmp_path / "corpus" / "gelu" / "slow_good.py").write_text(slow)
     n_units = 4
     journal = tmp_path / ".pytorch-to-triton" / "suites" / "r" / "results.jsonl"
-    proc = subprocess.Popen(_cli(tmp_path, "-q"), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(_cli(tmp_path, "-q"), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=tmp_path)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not (journal.is_file() and read_journal(journal)):
@@ -175,7 +176,8 @@ def test_suite_killed_midway_resumes_without_redoing(tmp_path: Path) -> None:
     before = read_journal(journal)
     assert 1 <= len(before) < n_units, f"expected the kill to land midway ({n_units} units in all)"
     lines_before = journal.read_text().count("\n")
-    out = subprocess.run(_cli(tmp_path, "--json", "-q"), env=_env(), capture_output=True, text=True, timeout=300)
+    out = subprocess.run(_cli(tmp_path, "--json", "-q"), env=_env(), capture_output=True, text=True, timeout=300,
+                         cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     rep = json.loads(out.stdout)
     assert len(rep["rows"]) == n_units

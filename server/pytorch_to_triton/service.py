@@ -123,8 +123,8 @@ class Service:
     """One workspace, one worker pool: what the MCP server and the CLI both drive."""
 
     def __init__(self, workspace: Path | str = ".", device: str | None = None, limits: Limits | None = None,
-                 cluster: str | None = None):
-        self.ws = Workspace(workspace)
+                 cluster: str | None = None, base: Path | str | None = None):
+        self.ws = Workspace(workspace, base)  # base: where relative paths are read from (the CLI: the shell's cwd)
         self.pool: Any
         if cluster:  # a Dask cluster of GPU workers (the optional extra [cluster]); same call interface
             from .cluster.client import ClusterPool
