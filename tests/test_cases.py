@@ -319,6 +319,25 @@ def test_shrink_keeps_the_head_size_when_the_head_count_turns_odd() -> None:
     assert s["n_embd"] // s["n_head"] == 64 and s["n_embd"] % s["n_head"] == 0, s
 
 
+def test_a_four_head_model_shrinks_to_three_heads_of_the_same_size(tmp_path) -> None:
+    """Issue 49's friction: the docs said only integers of at least 8 change, yet a 4-head model ran with 3 heads.
+    The rule (references/task-format.md): a head count moves with the embedding it divides, keeping the head size,
+    and never below 3 (multiplicity floor); the head size is never what shrinks."""
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
+    from pytorch_to_triton.worker.validation.tasks import load_module
+
+    src = (ROOT / FIX / "attn_reference.py").read_text()
+    assert "n_head = 8\n" in src
+    (tmp_path / "four_heads.py").write_text(src.replace("n_head = 8\n", "n_head = 4\n"))
+    m = load_module(tmp_path / "four_heads.py", "ref")
+    assert "n_head" not in sz.varied(sz.module_ints(m), {})  # below VARY_MIN: not a size of its own
+    s = cs.plan(m, "cpu", None, None).main.sizes
+    assert (s["n_head"], s["n_embd"] // s["n_head"]) == (3, 64), s
+    doc = (ROOT / "references" / "task-format.md").read_text()
+    assert "`n_embd = 192, n_head = 3` (head size 64 kept)" in doc  # the docs state this very case
+
+
 def test_a_run_that_ran_no_contract_case_is_no_pass(service) -> None:
     """issue 40's trial: `--only-cases tiles` on a stage whose tiles case is not run printed "PASS ... 0/0 contract
     cases". A run in which no contract case ran fails with `no_cases` and says what to change."""
