@@ -17,7 +17,7 @@ worker's start-up steps (worker/prewarm.py). The bare worker runs four times: as
 compiled-kernel reuse off (P2T_REUSE_KERNELS=0), with the reference's side recomputed on every call
 (P2T_REUSE_REFERENCE=0, worker/validation/ref_cache.py), and with memory released between calls as the worker does after each
 answer (P2T_LATENCY_RELEASE=1: gc and, on CUDA, torch.cuda.empty_cache(), so every call allocates from an empty
-caching allocator; the suspect for the subprocess worker's 2x on the H200, benchmarks/explore/worker_gap.py). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
+caching allocator; the suspect for the subprocess worker's 2x on the H200, benchmarks/explore/worker_gap.py (git history)). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
 
 Runs on a CPU-only machine too (the worker then runs Triton's interpreter, TRITON_INTERPRET=1): there "kernel"
 is the interpreter executing the kernel, seconds per call, so only the harness and the layers above it compare

@@ -12,7 +12,7 @@ from pytorch_to_triton.worker.device import launch_specs
 from pytorch_to_triton.worker.device import target_compile as tc
 
 FIX = Path(__file__).parent / "target_compile_fixtures"
-TRIAL = "benchmarks/trials/2026-12-04/45_Gemm_Sigmoid_LogSumExp"
+TRIAL = "trials/2026-12-04/45_Gemm_Sigmoid_LogSumExp"
 
 
 def _kernels():
