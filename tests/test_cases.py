@@ -101,7 +101,6 @@ def test_perturbation_moves_trainable_parameters_only() -> None:
 
 
 # ---- correct candidates pass; robustness findings named -----------------------------------------------------------
-@pytest.mark.slow
 def test_causal_attention_hardcoding_causality_passes(service) -> None:
     rep = service.validate(reference=f"{FIX}/attn_reference.py", candidates=[f"{FIX}/attn_causal.py"], trials=1)
     cand = rep.candidates[0]
@@ -113,7 +112,6 @@ def test_causal_attention_hardcoding_causality_passes(service) -> None:
     assert {"shrunk", "odd", "long_seq_len"} <= names, names
 
 
-@pytest.mark.slow
 def test_cross_entropy_with_linked_sizes_passes(service) -> None:
     rep = service.validate(reference=f"{FIX}/ce_reference.py", candidates=[f"{FIX}/ce_chunked.py"], trials=1)
     cand = rep.candidates[0]

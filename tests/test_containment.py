@@ -94,7 +94,6 @@ def test_kernelbench_variant_whose_reference_crashes_is_skipped_and_another_runs
     assert any(n.startswith("case odd:") and "not the candidate" in n for n in cand.notes), cand.notes
 
 
-@pytest.mark.slow
 def test_timeout_keeps_the_finished_cases_and_names_the_running_one(svc: Service) -> None:
     t0 = time.time()
     rep = svc.validate(reference="reference.py", candidates=["slow_on_odd.py"], timeout_s=8, **KW)

@@ -14,8 +14,9 @@ from test_suite import CORPUS, LABELS, _caught
 from pytorch_to_triton.service import Service
 from pytorch_to_triton.suite import run_suite
 
-# about 6 minutes on 2 idle cores; 11 with other sessions' load and the extreme-values case (issue 25)
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
+# about 6 minutes on 2 idle cores; 11 with other sessions' load and the extreme-values case (issue 25): the corpus
+# command only. The default command's sample of this corpus is tests/test_suite.py (three problems at SIZES).
+pytestmark = [pytest.mark.corpus, pytest.mark.timeout(1500)]
 
 
 def test_whole_corpus_at_automatic_sizes(tmp_path: Path) -> None:

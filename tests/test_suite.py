@@ -59,7 +59,6 @@ def _caught(row, label) -> bool:
     return row.verdict == "fail" and set(need_all) <= got and (not need_any or bool(got & set(need_any)))
 
 
-@pytest.mark.slow
 def test_suite_verdicts_kernelbench_criterion_crash_and_resume(tmp_path: Path) -> None:
     suite_dir = tmp_path / "corpus"
     keys = _copy_problems(suite_dir, list(SIZES))
@@ -149,7 +148,6 @@ def _env() -> dict[str, str]:
     return env
 
 
-@pytest.mark.slow
 def test_suite_killed_midway_resumes_without_redoing(tmp_path: Path) -> None:
     """A real `pytorch-to-triton suite` process, SIGKILLed once the first unit is journaled, then run again."""
     _copy_problems(tmp_path / "corpus", ["gelu"])
