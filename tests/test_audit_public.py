@@ -48,6 +48,9 @@ def test_corpus_files_carry_their_origin_and_labels_are_complete() -> None:
         assert x["file"] in rels and x["reason"]
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the static pass over the whole public corpus;
+# the default command checks the labels without auditing (the other tests here).
+@pytest.mark.corpus
 def test_every_p0_p1_finding_is_labelled() -> None:
     unlabelled = [(g["file"], g["line"], g["check"], g["severity"]) for g in _score()["graded"]
                   if g["label"] == "unlabelled"]

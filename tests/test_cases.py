@@ -101,6 +101,10 @@ def test_perturbation_moves_trainable_parameters_only() -> None:
 
 
 # ---- correct candidates pass; robustness findings named -----------------------------------------------------------
+# Long end-to-end run (over a minute on 2 cores): the corpus command; two cases_fixtures problems at their default
+# sizes; the tiers stay in the default command through the smaller fixtures (relu_maximum, softmax_rows,
+# vecsoftmax_pow2, softmax_no_max).
+@pytest.mark.corpus
 def test_causal_attention_hardcoding_causality_passes(service) -> None:
     rep = service.validate(reference=f"{FIX}/attn_reference.py", candidates=[f"{FIX}/attn_causal.py"], trials=1)
     cand = rep.candidates[0]
@@ -112,6 +116,10 @@ def test_causal_attention_hardcoding_causality_passes(service) -> None:
     assert {"shrunk", "odd", "long_seq_len"} <= names, names
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; two cases_fixtures problems at their default
+# sizes; the tiers stay in the default command through the smaller fixtures (relu_maximum, softmax_rows,
+# vecsoftmax_pow2, softmax_no_max).
+@pytest.mark.corpus
 def test_cross_entropy_with_linked_sizes_passes(service) -> None:
     rep = service.validate(reference=f"{FIX}/ce_reference.py", candidates=[f"{FIX}/ce_chunked.py"], trials=1)
     cand = rep.candidates[0]

@@ -120,6 +120,10 @@ def test_calls_run_on_both_workers_with_the_files_shipped(cluster: Any, tmp_path
         svc.close()
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_packed_validations_share_a_gpu_benchmarks_do_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """P2T_PACK_VALIDATIONS=2 on one worker of 2 threads: two validations run at once, each in a project worker of
     its own; a benchmark asks for the whole GPU."""
@@ -179,6 +183,10 @@ def _journal_rows(ws: Path, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_worker_killed_mid_suite_retried_elsewhere_counted_once(cluster: Any, tmp_path: Path) -> None:
     for p in ("p1", "p2"):
         _task(tmp_path / "corpus" / p, "slow_good.py", "wrong.py")
@@ -216,6 +224,10 @@ def test_worker_killed_mid_suite_retried_elsewhere_counted_once(cluster: Any, tm
     assert len(journal) == 4 and len({r["key"] for r in journal}) == 4, journal  # never lost, never twice
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_cluster_local_pins_one_worker_per_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--cluster local` over two GPUs (ids only here: without CUDA their workers run the interpreter): one Dask
     worker per GPU, each pinned to its own, and a suite spread over both."""
@@ -290,6 +302,10 @@ def cli_cluster(tmp_path: Path) -> Iterator[CliCluster]:
         cl.kill()
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_scheduler_restart_then_resume_runs_only_the_rest(cli_cluster: CliCluster, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     for p in ("p1", "p2", "p3"):
@@ -318,6 +334,10 @@ def test_scheduler_restart_then_resume_runs_only_the_rest(cli_cluster: CliCluste
     assert len(journal) == 3 and len({r["key"] for r in journal}) == 3  # each unit journaled once
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_scheduler_back_within_the_window_the_suite_goes_on(cli_cluster: CliCluster, tmp_path: Path) -> None:
     """The scheduler (and its worker) restarted while a unit runs: the client reconnects, submits the unit again, and
     the same suite call ends with every unit once."""
@@ -373,6 +393,10 @@ def test_cluster_unreachable_says_what_to_do(tmp_path: Path, monkeypatch: pytest
         Service(tmp_path, cluster=f"tcp://127.0.0.1:{_free_port()}").close()
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_serve_cluster_local_over_stdio(tmp_path: Path) -> None:
     """`serve --cluster local` as an assistant starts it: the cluster's worker processes never write to stdout (the
     protocol channel), and run_validation answers from a Dask worker."""

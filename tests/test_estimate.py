@@ -207,6 +207,9 @@ def test_no_gpu_benchmark_answers_an_estimate_side_by_side(tmp_path: Path) -> No
     assert "ESTIMATE µs on L4" in l4
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps the no-GPU estimate
+# end to end (test_no_gpu_benchmark_answers_an_estimate_side_by_side, test_cli_bench_without_gpu_prints_the_estimate).
+@pytest.mark.corpus
 @no_gpu
 def test_a_dot_kernels_loads_scale_with_its_flops(tmp_path: Path) -> None:
     """A 32-tiled matmul rereads A once per column block and B once per row block: at the full 1024 x 2048 x 512 its
@@ -280,6 +283,9 @@ def test_a_candidate_that_fails_is_a_row_not_an_estimate() -> None:
     assert "ESTIMATE" not in lines[-1]
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps the no-GPU estimate
+# end to end (test_no_gpu_benchmark_answers_an_estimate_side_by_side, test_cli_bench_without_gpu_prints_the_estimate).
+@pytest.mark.corpus
 @no_gpu
 def test_a_shrunk_size_inside_the_candidates_block_is_counted_again_past_it(tmp_path: Path) -> None:
     """A trial's attention at the shrunk seq_len 32 ran 128-wide tiles: the padded tl.dot work, scaled 10712x to
@@ -302,6 +308,9 @@ def test_a_shrunk_size_inside_the_candidates_block_is_counted_again_past_it(tmp_
     assert e["scaled"]["dot_flops"]["ieee"] == pytest.approx(2.0 * 4096 ** 3, rel=1e-6)
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps the no-GPU estimate
+# end to end (test_no_gpu_benchmark_answers_an_estimate_side_by_side, test_cli_bench_without_gpu_prints_the_estimate).
+@pytest.mark.corpus
 @no_gpu
 def test_the_sidecars_declared_work_is_the_estimates_reference(tmp_path: Path) -> None:
     """A trial's [bench] bytes/flops (the causal half of the FLOPs, no unused parameters) were ignored by the no-GPU

@@ -70,9 +70,10 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
     noncontig = noncontig and not task.kernelbench
     extreme = None if task.kernelbench or args.get("only_cases") or args.get("replace_cases") else \
         cs.extreme_spec(specs, cs.required(args))
-    # Progress counts case runs: every trial, the x1e4 case and the two layout variants; runs that will not happen
-    # (a case the budget leaves out, the trials after a failing one, a layout the inputs cannot take) come off the
-    # total, so the count ends at its total (issue 49: "[39/38]", the x1e4 case was never counted).
+    # Progress counts finished case runs (each event is sent as a run starts, with the runs finished before it): every
+    # trial, the x1e4 case and the two layout variants. Runs that will not happen (a case the budget leaves out, the
+    # trials after a failing one, a layout the inputs cannot take) come off the total, so the count never passes it
+    # (issue 49: "[39/38]": the x1e4 case was never counted, and in-launch events add a fraction to the count).
     total = len(specs) * trials + (extreme is not None) + (2 if noncontig else 0)
     state: dict[str, Any] = {}
     done = 0
@@ -89,11 +90,11 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
             total -= trials
             continue
         for trial in range(trials):
-            done += 1
             emit("progress", message=f"{report['candidate']}: {name} {dtype_name(dtype)} trial {trial + 1}/{trials}",
                  progress=done, total=total)
             t0 = time.perf_counter()
             rec = v.run_case(task, name, shape, dtype, scale, trial, state=state)
+            done += 1
             bud.observe(w, 1, time.perf_counter() - t0)
             if not bud.announced and bud.seconds is not None and bud.rate is not None:
                 bud.announced = True  # the up-front estimate: every case still to come
@@ -114,10 +115,10 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
         v.notes.append(bud.note())
     if extreme is not None:  # the same case with |x| ~ 1e4: overflow in exp, x * x, unscaled sums
         v.tier, v.kind = extreme.tier, extreme.kind
-        done += 1
         emit("progress", message=f"{report['candidate']}: {extreme.name}:x1e4", progress=done, total=total)
         v.cases.append(v.run_case(task, extreme.name, extreme.shape, extreme.dtype, extreme.scale, 0,
                                   variant="x1e4"))
+        done += 1
     if noncontig:
         first = next((s for s in specs if s.name == "medium"), None) or next(
             (s for s in specs if s.name not in ("edge_empty", "edge_single") and s.kind is None), None)
@@ -130,11 +131,11 @@ def validate_candidate(args: dict[str, Any], rt: Runtime, emit: Emit, patches: P
             total += len(variants)  # a 1-D problem has no transposed layout
             del base
             for variant in list(variants):
-                done += 1
                 emit("progress", message=f"{report['candidate']}: {name}:{variant}", progress=done, total=total)
                 # pop: the variant's inputs are freed once its case is done, not at the end of the loop
                 v.cases.append(v.run_case(task, name, shape, dtype, scale, 0, inputs=variants.pop(variant),
                                           variant=variant))
+                done += 1
     v.tier, v.kind, v.values, v.hook = cs.CONTRACT, None, None, None
     if args.get("gradients") and getattr(task.cand_mod, "SUPPORTS_BACKWARD", True) is False:
         v.notes.append("gradients not checked: the candidate declares SUPPORTS_BACKWARD = False (a forward-only "
