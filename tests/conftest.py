@@ -64,9 +64,11 @@ def service():
 
 @pytest.fixture()
 def tmp_service(tmp_path: Path):
-    """A Service rooted at a temporary workspace (its own worker)."""
+    """A Service rooted at a temporary workspace (its own worker, no warm spare: the spare's import of torch per test
+    would cost a core the other test process needs; tests/test_memory.py tests the spare itself)."""
     from pytorch_to_triton.service import Service
+    from pytorch_to_triton.worker_client import Limits
 
-    svc = Service(tmp_path)
+    svc = Service(tmp_path, limits=Limits(spare=False))
     yield svc
     svc.close()

@@ -647,6 +647,10 @@ def test_kernelbench_probe_sizes_move_the_module_constants_and_keep_their_relati
     assert key is None and "first dimension (64) alone" in why
 
 
+# The corpus command: `new` then `audit` through the CLI (about a minute on 2 cores); the default command keeps a
+# KernelBench task's audit (test_kernelbench_stride_bug_is_a_p0_whose_reproducer_fails) and the CLI's `new`
+# (tests/test_scaffold.py).
+@pytest.mark.corpus
 def test_cli_audits_a_scaffolded_kernelbench_task(tmp_path: Path) -> None:
     import shutil
 

@@ -176,6 +176,10 @@ def test_times_memory_and_dot_bound() -> None:
 
 
 # ---- run_benchmark without a GPU, and the report --------------------------------------------------------------
+# The corpus command: a no-GPU benchmark fitted over several counted sizes (over a minute on 2 cores); the default
+# command keeps the estimate end to end (test_cli_bench_without_gpu_prints_the_estimate), its ranking
+# (test_softmax_one_pass_vs_recompute) and its counts.
+@pytest.mark.corpus
 @no_gpu
 def test_no_gpu_benchmark_answers_an_estimate_side_by_side(tmp_path: Path) -> None:
     from pytorch_to_triton.service import Service
@@ -250,6 +254,10 @@ def test_cli_bench_without_gpu_prints_the_estimate(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "unknown gpu 'B200'" in bad.stderr
 
 
+# The corpus command: a no-GPU benchmark fitted over several counted sizes (over a minute on 2 cores); the default
+# command keeps the estimate end to end (test_cli_bench_without_gpu_prints_the_estimate), its ranking
+# (test_softmax_one_pass_vs_recompute) and its counts.
+@pytest.mark.corpus
 @no_gpu
 def test_kernelbench_problem_is_counted_shrunk_and_scaled(tmp_path: Path) -> None:
     """4096 x 4096 relu: counted at the validation's shrunk sizes, scaled to the problem's own by the I/O ratio

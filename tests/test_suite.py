@@ -27,14 +27,19 @@ LABELS = json.loads((CORPUS / "labels.json").read_text())
 # Odd sizes (not multiples of any BLOCK), so the tail bugs show; tiny, so the interpreter is quick.
 SIZES = {"gelu": {"batch_size": 3, "dim": 1000}, "sum_dim1": {"batch_size": 2, "dim1": 20, "dim2": 130},
          "cumsum": {"batch_size": 3, "length": 1100}}
-CRASH = '''"""Dies in the middle of a call (os._exit), as a segfaulting kernel would."""
+# Dies in the middle of the main case's call (os._exit), as a segfaulting kernel would; the other cases then run on a
+# fresh worker and get zeros. (Exiting on every case would restart the worker once per case: a minute of CPU.)
+CRASH = '''"""Dies in the middle of a call on the main case (os._exit), as a segfaulting kernel would."""
 import os
+import torch
 import torch.nn as nn
 
 
 class ModelNew(nn.Module):
     def forward(self, x):
-        os._exit(3)
+        if x.shape == (3, 1000) and x.is_contiguous() and bool(torch.isfinite(x).all()) and float(x.abs().max()) < 1e3:
+            os._exit(3)  # the main case only: not its layouts, its x1e4 values or its NaN/inf variant
+        return torch.zeros_like(x)
 '''
 
 
@@ -151,6 +156,10 @@ def _env() -> dict[str, str]:
     return env
 
 
+# The corpus command: a long end-to-end suite run; the default command keeps the suite's resume from its journal
+# (test_suite_verdicts_kernelbench_criterion_crash_and_resume), journals that survive a kill (tests/test_faults.py)
+# and the MCP client over stdio (tests/test_mcp.py).
+@pytest.mark.corpus
 def test_suite_killed_midway_resumes_without_redoing(tmp_path: Path) -> None:
     """A real `pytorch-to-triton suite` process, SIGKILLed once the first unit is journaled, then run again."""
     _copy_problems(tmp_path / "corpus", ["gelu"])
@@ -191,6 +200,10 @@ def test_suite_killed_midway_resumes_without_redoing(tmp_path: Path) -> None:
     assert len(keys) == len(set(keys)), "a finished unit was journaled twice"
 
 
+# The corpus command: a long end-to-end suite run; the default command keeps the suite's resume from its journal
+# (test_suite_verdicts_kernelbench_criterion_crash_and_resume), journals that survive a kill (tests/test_faults.py)
+# and the MCP client over stdio (tests/test_mcp.py).
+@pytest.mark.corpus
 def test_run_suite_through_stdio_mcp_kernelbench_layout(tmp_path: Path) -> None:
     from mcp import Client, StdioServerParameters
 

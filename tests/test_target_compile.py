@@ -137,6 +137,9 @@ def test_trial_stage3_fails_validation_for_sm90(service):
     assert sum(r["kernel"] == "linear_sigmoid_kernel" for r in tcs["rows"]) >= 5  # every GPU config offered
 
 
+# The corpus command: a no-GPU benchmark with its sm_90 compile; the default command keeps the target compile in
+# validation (the other tests here).
+@pytest.mark.corpus
 def test_estimate_carries_the_resources_for_its_gpu(tmp_path: Path):
     """run_benchmark without a GPU: the counted launches compiled for the estimate's GPU (L4: sm_89)."""
     import shutil

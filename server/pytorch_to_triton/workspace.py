@@ -88,7 +88,7 @@ class Workspace:
                              f"directory {self.base}), outside the workspace {self.root}; move the file into the "
                              "workspace or pass --workspace DIR pointing above it")
         if must_exist and not resolved.is_file():
-            raise UsageError(f"{what} {path!r} not found (looked at {resolved}; {self._read_from()}); check the path "
+            raise UsageError(f"{what} {path!r} not found (looked at {resolved}); {self._read_from()}; check the path "
                              "or pass the code inline")
         return resolved
 
