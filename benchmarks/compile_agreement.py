@@ -1,6 +1,6 @@
 """Does the CPU-side compile for sm_90 agree with the GPU's own compile? (issue 36's GPU acceptance)
 
-For every gallery stage (examples/*/stage*.py) and trial stage (benchmarks/trials/*/*/stage*.py) this validates the
+For every gallery stage (examples/*/stage*.py) and trial stage (trials/*/*/stage*.py) this validates the
 stage (trials=1) with P2T_DUMP_LAUNCH_SPECS set, so the worker writes every launch's Triton specialisation; on a GPU
 also what the real compile of that launch gave (n_regs, n_spills, shared, or the compile error). Then it compiles
 each recorded specialisation exactly (worker/device/target_compile_child.py, the product's own CPU-side compile) for sm_90.
@@ -39,7 +39,7 @@ PARALLEL = 8  # compile children at once (the GPU host has 16 cores; half of thi
 def stages() -> list[tuple[Path, Path]]:
     """(reference, stage) of every trial stage, then every gallery stage (the trials first: the budget may end)."""
     out = []
-    for stage in sorted(ROOT.glob("benchmarks/trials/*/*/stage*.py")) + sorted(ROOT.glob("examples/*/stage*.py")):
+    for stage in sorted(ROOT.glob("trials/*/*/stage*.py")) + sorted(ROOT.glob("examples/*/stage*.py")):
         ref = stage.parent / "reference.py"
         if ref.exists():
             out.append((ref, stage))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The one GPU runner: every GPU step of the project is a part, benchmarks/gpu_parts/<PART>.sh, and one device call
-# runs one or several parts in order:   PART="compile sandbox" bash benchmarks/gpu_session.sh
-# (each part's header says which issue it serves and about how long it takes; keep a call under 10 minutes).
+# The one GPU runner: every GPU figure of benchmarks/RESULTS.md comes from a part, benchmarks/gpu_parts/<PART>.sh, and
+# one device call runs one or several parts in order:   PART="compile sandbox" bash benchmarks/gpu_session.sh
+# (each part's header says which results it reproduces and about how long it takes; keep a call under 10 minutes).
 # Wheels from ../shared/tools/gpu-wheels in .whl/ are installed into .site/ (no deps, the image has torch/triton).
 # Many small files go into one tarball per part (the device returns 8 files at most).
 set -u
@@ -17,26 +17,9 @@ run() {  # name, limit_s, command...
   OUT="$OUT/x" timeout "$lim" "$@" > "$OUT/x/$name.log" 2>&1; echo "$name rc=$?"; stamp "$name"
   grep -v -i "warn" "$OUT/x/$name.log" | tail -n "${TAIL:-30}" | cut -c1-300
 }
-checks() {  # script, log prefix, default limit_s, then CHECK or CHECK:LIMIT_S...: one process per check of an
-  # explore script (exit 1 = what it describes shows, 0 = it does not, 2 = not run, 124 = timed out), then a table
-  local script=$1 tag=$2 lim=$3 item cmd l; shift 3
-  local -A rc_of; local names=()
-  for item in "$@"; do
-    cmd=${item%%:*}; l=$lim; [ "$item" != "$cmd" ] && l=${item#*:}
-    names+=("$cmd")
-    timeout "$l" python3 "$script" "$cmd" > "$OUT/x/${tag}_$cmd.log" 2>&1
-    rc_of[$cmd]=$?; stamp "${tag}_$cmd rc=${rc_of[$cmd]}"
-    grep -v -i "warn" "$OUT/x/${tag}_$cmd.log" | tail -n "${CHECK_TAIL:-8}" | cut -c1-300
-  done
-  echo "| check | rc | result |"
-  echo "|---|---|---|"
-  for cmd in "${names[@]}"; do
-    echo "| $cmd | ${rc_of[$cmd]} | $(grep -E "^$cmd: " "$OUT/x/${tag}_$cmd.log" | tr '\n|' ' /' | cut -c1-400) |"
-  done
-}
 for part in ${PART:-perf}; do
   [ -f "benchmarks/gpu_parts/$part.sh" ] || { echo "no part $part: benchmarks/gpu_parts/ has $(ls benchmarks/gpu_parts)"; continue; }
   mkdir -p "$OUT/x"
   ( source "benchmarks/gpu_parts/$part.sh" )
-  tar czf "$OUT/session_${part}${ACCEPT:-}.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"
+  tar czf "$OUT/session_${part}.tgz" -C "$OUT/x" . && rm -rf "$OUT/x"
 done

@@ -17,7 +17,7 @@ worker's start-up steps (worker/prewarm.py). The bare worker runs four times: as
 compiled-kernel reuse off (P2T_REUSE_KERNELS=0), with the reference's side recomputed on every call
 (P2T_REUSE_REFERENCE=0, worker/validation/ref_cache.py), and with memory released between calls as the worker does after each
 answer (P2T_LATENCY_RELEASE=1: gc and, on CUDA, torch.cuda.empty_cache(), so every call allocates from an empty
-caching allocator; the suspect for the subprocess worker's 2x on the H200, benchmarks/explore/worker_gap.py). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
+caching allocator; the suspect for the subprocess worker's 2x on the H200, benchmarks/explore/worker_gap.py (git history)). The table printed last is what RESULTS.md quotes; JSON goes to $OUT.
 
 Issue 47 adds: the pool layer again with torch's CUDA cache emptied after every call (P2T_EMPTY_CACHE_EACH_CALL=1,
 what the worker did before it kept up to 1 GiB cached: `pool_service_empty_cache`), the bare worker with

@@ -11,7 +11,7 @@ at the problem's own full size, this script imports nothing of pytorch_to_triton
 Then, unless --no-tool, the tool's own verdict and benchmark through its CLI (`pytorch-to-triton validate` and
 `bench`) for the same files, so the two can be compared.
 
-    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/score_trial.py benchmarks/trials/2026-12-04 [--no-tool]
+    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/score_trial.py trials/2026-12-04 [--no-tool]
 
 JSON to $OUT/score_trial.json (default /tmp/out). Needs a CUDA GPU: the figures are GPU figures.
 

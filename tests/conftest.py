@@ -34,6 +34,17 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def corpus_sample(items, keep, ids=None) -> list:
+    """A corpus as pytest params: the entries in `keep` run in the default command (the corpus's sample, picked to
+    cover each kind it holds), every other one carries the `corpus` mark (`python -m pytest -m corpus`). tests/README.md
+    says when to use it: a parametrized test over a whole corpus."""
+    keep = set(keep)
+    missing = keep - set(items)
+    assert not missing, f"the sample names entries the corpus lacks: {sorted(map(str, missing))}"
+    return [pytest.param(*(x if isinstance(x, tuple) else (x,)), id=None if ids is None else ids(x),
+                         marks=() if x in keep else pytest.mark.corpus) for x in items]  # a tuple: several argnames
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip = pytest.mark.skip(reason="needs a CUDA GPU")
     for item in items:
@@ -53,9 +64,11 @@ def service():
 
 @pytest.fixture()
 def tmp_service(tmp_path: Path):
-    """A Service rooted at a temporary workspace (its own worker)."""
+    """A Service rooted at a temporary workspace (its own worker, no warm spare: the spare's import of torch per test
+    would cost a core the other test process needs; tests/test_memory.py tests the spare itself)."""
     from pytorch_to_triton.service import Service
+    from pytorch_to_triton.worker_client import Limits
 
-    svc = Service(tmp_path)
+    svc = Service(tmp_path, limits=Limits(spare=False))
     yield svc
     svc.close()

@@ -115,6 +115,9 @@ print("ok")
 """
 
 
+# The corpus command: every attention plan of the gallery's stage 3 under the interpreter; the gallery's whole
+# validation is in the corpus command too.
+@pytest.mark.corpus
 def test_every_plan_kind_computes_attention_under_the_interpreter(tmp_path: Path) -> None:
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     script = tmp_path / "interpreted.py"  # a file: triton.jit reads the source of the kernel the script defines

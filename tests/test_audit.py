@@ -295,7 +295,7 @@ def combine(p: torch.Tensor) -> torch.Tensor:
 def test_an_attention_matrix_written_by_one_kernel_and_read_by_the_next_is_unfused() -> None:
     """A trial's stage 1 wrote att = torch.empty((B, NH, T, T)) in one kernel and read it in the next; the check
     missed it (a size squared is not the input's shape, and att.stride(...) counted as other readers)."""
-    src = (Path(__file__).resolve().parent.parent / "benchmarks" / "trials" / "2026-12-04" / "50_ReLUSelfAttention" /
+    src = (Path(__file__).resolve().parent.parent / "trials" / "2026-12-04" / "50_ReLUSelfAttention" /
            "stage1.py").read_text()
     rep = audit_source(src, "stage1.py")
     f = next(f for f in rep.findings if f.id == "unfused_intermediate")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import pythonpath
+from conftest import corpus_sample, pythonpath
 
 from pytorch_to_triton.audit import AuditReport, Finding
 from pytorch_to_triton.audit.audit_table import parse_audit
@@ -39,6 +39,9 @@ HARNESS = {"ce_good.py": "harness_ce.py", "ce_ignore_index.py": "harness_ce.py",
            "rotary_inplace_views.py": "harness_rotary_views.py",
            "rotary_inplace_views_bad.py": "harness_rotary_views.py", "softmax_naive_exp.py": "harness_softmax_ref.py",
            "scale_defaults_called.py": "harness_defaults.py", "rows_out_checked.py": "harness_out_checked.py"}
+# The default command's sample of the fixtures: a clean kernel, a layout failure and a gradient failure (the other
+# probe families fail in the audit tests below); the corpus command runs every fixture.
+FIXTURE_SAMPLE = ["softmax_good.py", "softmax_strides.py", "rmsnorm_grad_bad.py"]
 # The example dtype the audit takes from the file's contract (the worker alone runs the harness's default)
 DTYPE = {"scale_fp16_only.py": "float16"}
 
@@ -144,8 +147,7 @@ def _run_repro(target: str, harness: str, only: str | None = None, dtype: str | 
                           timeout=300)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", _fixtures())
+@pytest.mark.parametrize("name", corpus_sample(_fixtures(), FIXTURE_SAMPLE))
 def test_fixture_fails_exactly_on_its_labelled_probe(name: str) -> None:
     label = _label(name)
     out = _run_repro(name, HARNESS.get(name, "harness_rows.py"), dtype=DTYPE.get(name))
@@ -227,7 +229,7 @@ def test_task_reference_judges_through_run_validation_and_a_sidecar_dispute_is_k
     assert kept and kept[-1]["audit_accepted"][0]["reason"] == "callers pad the batch to 4"
 
 
-@pytest.mark.slow
+@pytest.mark.corpus
 def test_held_out_p0s_are_real_and_reproduce_and_execution_finds_the_known_problems() -> None:
     """Issue 26's acceptance on files the checks and probes were not written against (bitsandbytes, deepspeed,
     lightning-thunder; labels in tests/audit_public_corpus/probe_labels.json): P0 precision >= 90% with every P0's
@@ -383,9 +385,11 @@ def test_probe_labels_name_real_files_and_match_the_batch_table() -> None:
         assert sum(set_of[x["file"]] == name for x in lab["problems"]) == problems, name
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name,files,projects,real_p0,problems,found", LATER_BATCHES,
-                         ids=[b[0] for b in LATER_BATCHES])
+# The default command audits one batch against its labels (held_out_20: one file, its one P1 labelled false; about
+# 5 s of audit): the corpus command audits them all, every P0 reproducer run.
+@pytest.mark.parametrize("name,files,projects,real_p0,problems,found",
+                         corpus_sample(LATER_BATCHES, [b for b in LATER_BATCHES if b[0] == "held_out_20"],
+                                       ids=lambda b: b[0]))
 def test_held_out_batch_is_fully_labelled_and_every_p0_reproduces(name: str, files: int, projects: str, real_p0: int,
                                                                   problems: int, found: int) -> None:
     """Each later held-out batch (probe_labels.json), audited with the current rules: every P0/P1 finding carries a
@@ -680,6 +684,10 @@ def test_kernelbench_probe_sizes_move_the_module_constants_and_keep_their_relati
     assert key is None and "first dimension (64) alone" in why
 
 
+# The corpus command: `new` then `audit` through the CLI (about a minute on 2 cores); the default command keeps a
+# KernelBench task's audit (test_kernelbench_stride_bug_is_a_p0_whose_reproducer_fails) and the CLI's `new`
+# (tests/test_scaffold.py).
+@pytest.mark.corpus
 def test_cli_audits_a_scaffolded_kernelbench_task(tmp_path: Path) -> None:
     import shutil
 

@@ -48,12 +48,18 @@ def test_corpus_files_carry_their_origin_and_labels_are_complete() -> None:
         assert x["file"] in rels and x["reason"]
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the static pass over the whole public corpus;
+# the default command checks the labels without auditing (the other tests here).
+@pytest.mark.corpus
 def test_every_p0_p1_finding_is_labelled() -> None:
     unlabelled = [(g["file"], g["line"], g["check"], g["severity"]) for g in _score()["graded"]
                   if g["label"] == "unlabelled"]
     assert not unlabelled, f"label these in tests/audit_public_corpus/labels.json (read the code): {unlabelled}"
 
 
+# The corpus command: the static pass over the whole public corpus; the default command checks the labels without
+# auditing, and tests/test_audit.py the static checks.
+@pytest.mark.corpus
 def test_real_problems_are_still_reported() -> None:
     """Every labelled-real finding is reported again (a real P0 still at P0), and every missed problem that a
     check now covers is found."""
@@ -62,6 +68,9 @@ def test_real_problems_are_still_reported() -> None:
     assert not lost, lost
 
 
+# The corpus command: the static pass over the whole public corpus; the default command checks the labels without
+# auditing, and tests/test_audit.py the static checks.
+@pytest.mark.corpus
 @pytest.mark.parametrize("severity,threshold", [("P0", P0_PRECISION), ("P1", P1_PRECISION)])
 def test_precision_within_the_labelled_budget(severity: str, threshold: float) -> None:
     # the projects the checks were tuned on; held-out ones (issue 26) are reported by the table, and their static
@@ -74,6 +83,9 @@ def test_precision_within_the_labelled_budget(severity: str, threshold: float) -
     assert len(false) <= budget, false
 
 
+# The corpus command: the static pass over the whole public corpus; the default command checks the labels without
+# auditing, and tests/test_audit.py the static checks.
+@pytest.mark.corpus
 def test_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     text = _scorer().table(_score())
     print(text)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pytorch_to_triton.worker.validation import budget
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +47,22 @@ def test_the_up_front_estimate_is_settled_with_what_really_happened() -> None:
     kept = ["c.py: estimate: about 3 s for all cases: all fit"]
     quiet.settle(kept)
     assert kept == ["c.py: estimate: about 3 s for all cases: all fit"]
+
+
+def test_an_estimate_over_the_budget_never_says_all_fit() -> None:
+    """Issue 49's friction: "about 163 s ... budget 120 s: all fit". Cases that are never left out (the main case,
+    the user's own) can carry the total over the budget: the line says by how much, not "all fit"."""
+    b = budget.Budget(120.0)
+    b.observe(100.0, 1, 1.0)
+    b.observe(300.0, 1, 3.0)  # 0.01 s per unit of weight, no fixed cost
+    required = b.plan_line([("mine", 10000.0, 1, True), ("main", 3000.0, 1, True)])  # ~162 s, both required
+    assert "budget 120 s" in required and "all fit" not in required, required
+    assert "s over it" in required and "never left out" in required, required
+    assert "will be left out" not in required and b.planned_out == []
+    fits = b.plan_line([("mine", 1000.0, 1, True)])  # ~12 s: inside the budget
+    assert fits.endswith("budget 120 s: all fit"), fits
+    dropped = b.plan_line([("odd", 20000.0, 1, False)])
+    assert "will be left out (odd)" in dropped and "over it" not in dropped
 
 
 def test_a_fixed_cost_per_run_is_told_apart_from_the_work() -> None:
@@ -91,3 +109,31 @@ def test_a_small_budget_leaves_cases_out_and_says_so_up_front(service) -> None:
     note = next(n for n in cand.notes if n.startswith("time budget") and "left out" in n)
     assert "left out" in note and "budget_s" in note, note
     assert "--budget 0.5" in rep.reproduce
+
+
+TASKS = ROOT / "tests" / "tasks"
+ADD_2D = (TASKS / "add_reference.py").read_text().replace(
+    'SHAPES = {"small": (1000,), "edge_empty": (0,), "odd_7": (7,)}',
+    'SHAPES = {"small": (40, 25), "edge_empty": (0, 3), "odd_7": (7, 5)}').replace(
+    "(n,) = case.shape\n    return case.randn(n), case.randn(n)", "return case.randn(*case.shape), case.randn(*case.shape)")
+
+
+@pytest.mark.parametrize("dims", [1, 2])
+def test_progress_counts_every_case_run_and_ends_at_its_total(tmp_service, tmp_path: Path, dims: int) -> None:
+    """Issue 49's friction: progress printed "[39/38]": the x1e4 case ran uncounted, and the interpreter's in-launch
+    events added a fraction to the last case. Every run is counted now (the trials, x1e4, each layout variant: one for
+    a 1-D problem, two for a 2-D one), each event counts the runs finished before it, and none reaches the total."""
+    (tmp_path / "reference.py").write_text(ADD_2D if dims == 2 else (TASKS / "add_reference.py").read_text())
+    (tmp_path / "stage1.py").write_text((TASKS / "add_stage1.py").read_text())
+    if dims == 2:
+        assert "(40, 25)" in ADD_2D and "randn(*case.shape)" in ADD_2D
+    seen: list[tuple[float, float, str]] = []
+    rep = tmp_service.validate(reference="reference.py", candidates=["stage1.py"], trials=2,
+                               on_event=lambda m, p, t: seen.append((p, t, m)) if p is not None and t else None)
+    assert rep.ok, rep.summary
+    runs = len(rep.candidates[0].cases)
+    # each case's event says how many runs finished before it; the interpreter's in-launch events add a fraction; the
+    # total falls when a run will not happen (here a layout a 1-D input cannot take) and ends at the runs made
+    assert seen and all(p < t for p, t, _ in seen) and seen[-1][1] == runs, (runs, seen)
+    starts = [p for p, _, m in seen if " programs" not in m and "estimate:" not in m]
+    assert starts == list(range(runs)), (starts, [c.name for c in rep.candidates[0].cases])

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,10 +58,6 @@ def test_only_cases_run_reproduces_with_the_flag(tmp_service, tmp_path: Path) ->
 def test_a_worker_that_cannot_start_is_an_environment_error_not_a_verdict(tmp_path: Path) -> None:
     """A trial venv lacked numpy (Triton's interpreter imports it): the first validate said the candidate 'crashed
     (user code called os._exit?)'. Now: exit 2, the missing module and the pip line, no verdict on the candidate."""
-    import os
-    import subprocess
-    import sys
-
     root = Path(__file__).resolve().parent.parent
     fake = tmp_path / "numpy"
     fake.mkdir()
@@ -69,3 +68,30 @@ def test_a_worker_that_cannot_start_is_an_environment_error_not_a_verdict(tmp_pa
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "the worker could not start: ModuleNotFoundError: No module named 'numpy'" in r.stderr + r.stdout
     assert "pip install numpy" in r.stderr + r.stdout and "FAIL" not in r.stdout
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
+    return subprocess.run([sys.executable, "-m", "pytorch_to_triton", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_paths_are_read_from_the_current_directory_workspace_only_bounds_them(tmp_path: Path) -> None:
+    """Issue 49: from a folder inside the workspace, `validate ref.py cand.py --workspace ..` finds both files (it
+    looked for ../ref.py before: the arguments were re-rooted at the workspace)."""
+    task = tmp_path / "task"
+    task.mkdir()
+    shutil.copy(TASKS / "add_reference.py", task / "ref.py")
+    shutil.copy(TASKS / "add_stage1.py", task / "cand.py")
+    ok = _cli("validate", "ref.py", "cand.py", "--workspace", "..", "--trials", "1", "-q", cwd=task)
+    assert ok.returncode == 0, ok.stdout[-2000:] + ok.stderr[-2000:]
+    assert "cand.py: PASS" in ok.stdout
+    (tmp_path / "outside").mkdir()
+    shutil.copy(TASKS / "add_stage1.py", tmp_path / "outside" / "cand.py")
+    out = _cli("validate", "ref.py", "../outside/cand.py", "--workspace", ".", "-q", cwd=task)
+    assert out.returncode == 2 and "outside the workspace" in out.stderr
+    assert str(task.resolve()) in out.stderr  # the error names the workspace (here the current directory too)
+    missing = _cli("audit", "nope.py", "--workspace", "..", "-q", cwd=task)
+    assert missing.returncode == 2
+    assert f"current directory {task.resolve()}" in missing.stderr and f"workspace is {tmp_path.resolve()}" in \
+        missing.stderr, missing.stderr

@@ -85,7 +85,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
                 os.environ[k] = v
 
 
-@pytest.mark.slow
 def test_calls_run_on_both_workers_with_the_files_shipped(cluster: Any, tmp_path: Path) -> None:
     _task(tmp_path / "task", "good.py", "wrong.py", "crash.py")
     svc = Service(tmp_path, cluster=cluster.scheduler_address)
@@ -121,7 +120,10 @@ def test_calls_run_on_both_workers_with_the_files_shipped(cluster: Any, tmp_path
         svc.close()
 
 
-@pytest.mark.slow
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_packed_validations_share_a_gpu_benchmarks_do_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """P2T_PACK_VALIDATIONS=2 on one worker of 2 threads: two validations run at once, each in a project worker of
     its own; a benchmark asks for the whole GPU."""
@@ -181,7 +183,10 @@ def _journal_rows(ws: Path, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-@pytest.mark.slow
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_worker_killed_mid_suite_retried_elsewhere_counted_once(cluster: Any, tmp_path: Path) -> None:
     for p in ("p1", "p2"):
         _task(tmp_path / "corpus" / p, "slow_good.py", "wrong.py")
@@ -219,7 +224,10 @@ def test_worker_killed_mid_suite_retried_elsewhere_counted_once(cluster: Any, tm
     assert len(journal) == 4 and len({r["key"] for r in journal}) == 4, journal  # never lost, never twice
 
 
-@pytest.mark.slow
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_cluster_local_pins_one_worker_per_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--cluster local` over two GPUs (ids only here: without CUDA their workers run the interpreter): one Dask
     worker per GPU, each pinned to its own, and a suite spread over both."""
@@ -281,7 +289,7 @@ class CliCluster:
 
 def _cli(ws: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pytorch_to_triton", *args, "--workspace", str(ws)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+                          cwd=ws, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture()
@@ -294,7 +302,10 @@ def cli_cluster(tmp_path: Path) -> Iterator[CliCluster]:
         cl.kill()
 
 
-@pytest.mark.slow
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_scheduler_restart_then_resume_runs_only_the_rest(cli_cluster: CliCluster, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     for p in ("p1", "p2", "p3"):
@@ -302,7 +313,7 @@ def test_scheduler_restart_then_resume_runs_only_the_rest(cli_cluster: CliCluste
     env = {**os.environ, "P2T_CLUSTER_RECONNECT_S": "3", "CUDA_VISIBLE_DEVICES": ""}
     cmd = [sys.executable, "-m", "pytorch_to_triton", "suite", "corpus", "--name", "restart", "--no-kernelbench",
            "--trials", "1", "--cluster", cli_cluster.address, "--workspace", str(ws), "--json"]
-    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws)
     deadline = time.monotonic() + 180
     while not _journal_rows(ws, "restart") and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.2)
@@ -315,7 +326,7 @@ def test_scheduler_restart_then_resume_runs_only_the_rest(cli_cluster: CliCluste
     assert all(r["verdict"] == "pass" for r in done_first) and len(done_first) < 3
 
     cli_cluster.start()  # same address, fresh scheduler
-    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, cwd=ws)
     assert second.returncode == 0, second.stderr[-2000:]
     rep = json.loads(second.stdout)
     assert rep["counts"]["resumed"] == len(done_first) and rep["counts"]["run"] == 3 - len(done_first)
@@ -323,7 +334,10 @@ def test_scheduler_restart_then_resume_runs_only_the_rest(cli_cluster: CliCluste
     assert len(journal) == 3 and len({r["key"] for r in journal}) == 3  # each unit journaled once
 
 
-@pytest.mark.slow
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_scheduler_back_within_the_window_the_suite_goes_on(cli_cluster: CliCluster, tmp_path: Path) -> None:
     """The scheduler (and its worker) restarted while a unit runs: the client reconnects, submits the unit again, and
     the same suite call ends with every unit once."""
@@ -333,7 +347,7 @@ def test_scheduler_back_within_the_window_the_suite_goes_on(cli_cluster: CliClus
     env = {**os.environ, "P2T_CLUSTER_RECONNECT_S": "90", "CUDA_VISIBLE_DEVICES": ""}
     cmd = [sys.executable, "-m", "pytorch_to_triton", "suite", "corpus", "--name", "back", "--no-kernelbench",
            "--trials", "1", "--cluster", cli_cluster.address, "--workspace", str(ws), "--json"]
-    run = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ws)
     deadline = time.monotonic() + 180
     while not _journal_rows(ws, "back") and time.monotonic() < deadline and run.poll() is None:
         time.sleep(0.2)
@@ -348,7 +362,6 @@ def test_scheduler_back_within_the_window_the_suite_goes_on(cli_cluster: CliClus
     assert len(journal) == 3 and len({r["key"] for r in journal}) == 3
 
 
-@pytest.mark.slow
 def test_client_without_gpu_validates_and_benchmarks_remotely(cli_cluster: CliCluster, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     _task(ws / "task", "good.py")
@@ -380,7 +393,10 @@ def test_cluster_unreachable_says_what_to_do(tmp_path: Path, monkeypatch: pytest
         Service(tmp_path, cluster=f"tcp://127.0.0.1:{_free_port()}").close()
 
 
-@pytest.mark.slow
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the default command keeps a real LocalCluster
+# (test_calls_run_on_both_workers_with_the_files_shipped) and a CLI-started scheduler and worker
+# (test_client_without_gpu_validates_and_benchmarks_remotely).
+@pytest.mark.corpus
 def test_serve_cluster_local_over_stdio(tmp_path: Path) -> None:
     """`serve --cluster local` as an assistant starts it: the cluster's worker processes never write to stdout (the
     protocol channel), and run_validation answers from a Dask worker."""

@@ -85,6 +85,10 @@ def test_reference_crash_is_the_harness_fault_and_skipped_for_every_candidate(sv
     assert svc.pool.slots[0].restarts == restarts0 + 1
 
 
+# The corpus command: a KernelBench reference crashing in one variant (about a minute on 2 cores); the default command
+# keeps a reference crash as the harness's fault
+# (test_reference_crash_is_the_harness_fault_and_skipped_for_every_candidate).
+@pytest.mark.corpus
 def test_kernelbench_variant_whose_reference_crashes_is_skipped_and_another_runs(svc: Service) -> None:
     rep = svc.validate(reference="kb_reference_crash_on_odd.py", candidates=["kb_affine_good.py"], trials=1)
     cand = rep.candidates[0]
@@ -94,7 +98,6 @@ def test_kernelbench_variant_whose_reference_crashes_is_skipped_and_another_runs
     assert any(n.startswith("case odd:") and "not the candidate" in n for n in cand.notes), cand.notes
 
 
-@pytest.mark.slow
 def test_timeout_keeps_the_finished_cases_and_names_the_running_one(svc: Service) -> None:
     t0 = time.time()
     rep = svc.validate(reference="reference.py", candidates=["slow_on_odd.py"], timeout_s=8, **KW)

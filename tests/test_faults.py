@@ -149,7 +149,6 @@ def _gone(pids: list[int], within_s: float = 5.0) -> list[int]:
 # ---- faults -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_host_loop_timeout_kills_the_worker_and_every_helper(box: Box) -> None:
     _good(box.svc)
     pid0 = _pid(box.svc)
@@ -167,7 +166,6 @@ def test_host_loop_timeout_kills_the_worker_and_every_helper(box: Box) -> None:
     assert _pid(box.svc) != pid0
 
 
-@pytest.mark.slow
 def test_kernel_loop_times_out(box: Box) -> None:
     _good(box.svc)
     _, f = _fault(box.svc, "kernel_loop", timeout_s=HANG_S)
@@ -177,7 +175,6 @@ def test_kernel_loop_times_out(box: Box) -> None:
     _good(box.svc)
 
 
-@pytest.mark.slow
 def test_kernel_whose_compilation_never_ends_times_out(box: Box) -> None:
     # @triton.heuristics computes BLOCK on the host before compiling; it loops forever
     _good(box.svc)

@@ -210,7 +210,6 @@ def test_compile_error_maps_to_the_kernel_line() -> None:
 
 
 # ---- progress, slow vs stuck ----------------------------------------------------------------------------------
-@pytest.mark.slow
 @interp_only
 def test_timeout_tells_slow_from_stuck(fx) -> None:
     # Runs on the module's warm worker (and its warm spare, which takes over after the first timeout): a cold

@@ -32,6 +32,9 @@ def _ws(tmp_path: Path, n: int) -> None:
     (tmp_path / "cand.py").write_text((TASKS / "add_stage1.py").read_text())
 
 
+# The corpus command: a long cache-invalidation run; the default command keeps a changed reference run again
+# (tests/test_ref_cache.py) and a changed candidate seen (test_changed_candidate_is_seen).
+@pytest.mark.corpus
 def test_changed_reference_is_estimated_again(tmp_path: Path, tmp_service) -> None:
     _ws(tmp_path, 1000)
     first = tmp_service.validate(reference="reference.py", candidates=["cand.py"], trials=1, noncontiguous=False)

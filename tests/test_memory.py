@@ -196,7 +196,9 @@ def test_kernelbench_small_case_passes_with_memory_fields(mem_service) -> None:
 
 # ---- verdicts tell where they ran -------------------------------------------------------------------------
 
-@pytest.mark.slow
+# The corpus command: a worker killed mid-call on a GPU-named slot (about a minute on 2 cores); the default command
+# keeps the memory refusals and records.
+@pytest.mark.corpus
 def test_dead_worker_verdict_uses_the_slot_then_what_the_worker_reported(tmp_path: Path) -> None:
     from pytorch_to_triton.service import Service
 

@@ -9,11 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import corpus_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "multiplicity_corpus"
 LABELS: dict[str, dict] = json.loads((CORPUS / "labels.json").read_text())
 PROBLEMS = sorted({k.split("/")[0] for k in LABELS})
+SAMPLE = ["batch_center"]  # the default command's sample (a batch index); the corpus command runs every problem
 
 
 def _mod(problem: str):
@@ -89,9 +91,8 @@ def test_the_tiles_case_reaches_two_of_the_candidates_blocks() -> None:
     assert "not run" in cs.widen_tiles(mod, p, none, [], None) and none.sizes == {}
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(1500)
-@pytest.mark.parametrize("problem", PROBLEMS)
+@pytest.mark.parametrize("problem", corpus_sample(PROBLEMS, SAMPLE))
 def test_each_bug_fails_and_each_good_stage_passes_with_the_default_shrink(service, problem: str) -> None:
     """No sizes passed: the shrunk main case, the odd and small variants and the tiles case (the default plan's
     contract size cases that a repeated-index bug depends on). The bug fails on the main case itself."""

@@ -222,6 +222,9 @@ def test_hostile_corpus_is_contained_under_the_cli(box: Box) -> None:
     _check_outside(box)
 
 
+# Long end-to-end run (over a minute on 2 cores): the corpus command; the hostile corpus again through the MCP client;
+# the default command runs it through the CLI (real Landlock) and the MCP client over stdio in tests/test_mcp.py.
+@pytest.mark.corpus
 def test_hostile_corpus_is_contained_under_the_mcp_client(box: Box) -> None:
     """The same corpus through `pytorch-to-triton serve` over stdio, one tool call per candidate; the sleeper is
     gone as soon as its call has answered (the server stays up, so only the sandbox can have killed it)."""

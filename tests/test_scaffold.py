@@ -164,13 +164,13 @@ def test_cli_new(tmp_path: Path) -> None:
     shutil.copy(FIX / "kb_scaled_relu.py", tmp_path / "kb.py")
     env = {**os.environ, "PYTHONPATH": pythonpath()}
     cmd = [sys.executable, "-m", "pytorch_to_triton", "new", "kb.py", "--workspace", str(tmp_path)]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "wrote kb/stage1.py" in out.stdout and "sizes: batch_size=4, dim=300" in out.stdout
-    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
     assert again.returncode == 0 and "kept kb/stage1.py" in again.stdout  # same content: nothing to refuse
     (tmp_path / "kb" / "stage1.py").write_text("# edited\n")
-    refused = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    refused = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
     assert refused.returncode == 2 and "refusing to overwrite kb/stage1.py" in refused.stderr
 
 

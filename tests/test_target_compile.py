@@ -12,7 +12,7 @@ from pytorch_to_triton.worker.device import launch_specs
 from pytorch_to_triton.worker.device import target_compile as tc
 
 FIX = Path(__file__).parent / "target_compile_fixtures"
-TRIAL = "benchmarks/trials/2026-12-04/45_Gemm_Sigmoid_LogSumExp"
+TRIAL = "trials/2026-12-04/45_Gemm_Sigmoid_LogSumExp"
 
 
 def _kernels():
@@ -137,6 +137,9 @@ def test_trial_stage3_fails_validation_for_sm90(service):
     assert sum(r["kernel"] == "linear_sigmoid_kernel" for r in tcs["rows"]) >= 5  # every GPU config offered
 
 
+# The corpus command: a no-GPU benchmark with its sm_90 compile; the default command keeps the target compile in
+# validation (the other tests here).
+@pytest.mark.corpus
 def test_estimate_carries_the_resources_for_its_gpu(tmp_path: Path):
     """run_benchmark without a GPU: the counted launches compiled for the estimate's GPU (L4: sm_89)."""
     import shutil

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HAS_CUDA
+from conftest import HAS_CUDA, corpus_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("validation_corpus_harness", ROOT / "tests/validation_corpus/harness.py")
@@ -24,6 +24,10 @@ _spec.loader.exec_module(harness)
 
 LABELS = harness.load_labels()
 TRIALS = 1  # the stale-result check runs on trial 0; more trials only repeat the cases
+# The default command's sample: a correct kernel and a bug of each family of checks (wrong values, a stale result,
+# a patched timer, PyTorch doing the work); the corpus command runs all forty-one.
+SAMPLE = ["elementwise/good.py", "elementwise/off_by_one.py", "elementwise/stale_cache_data_ptr.py",
+          "elementwise/patch_timer.py", "softmax/pytorch_with_dummy_kernel.py"]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +47,7 @@ def corpus():
     svc.close()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("key", list(LABELS), ids=list(LABELS))
+@pytest.mark.parametrize("key", corpus_sample(list(LABELS), SAMPLE, ids=str))
 def test_corpus_entry(corpus, key: str) -> None:
     out = corpus(key)
     if not out.ran:
@@ -52,7 +55,7 @@ def test_corpus_entry(corpus, key: str) -> None:
     assert out.good, out.explain()
 
 
-@pytest.mark.slow
+@pytest.mark.corpus
 def test_corpus_catch_rate_and_false_failures(corpus) -> None:
     outcomes = [corpus(key) for key in LABELS]
     s = harness.score(outcomes)
@@ -75,7 +78,9 @@ def test_labels_cover_every_candidate() -> None:
             assert lab.get("reason"), key
 
 
-@pytest.mark.slow
+# Long end-to-end run (over a minute on 2 cores): the corpus command; strict over the corpus's layout-only bugs; the
+# default command checks strict on a fixture (tests/test_cases.py: relu_maximum).
+@pytest.mark.corpus
 def test_strict_fails_the_robustness_labels(corpus) -> None:
     """A layout-only bug passes the contract with its robustness kind named, and strict=true fails it with the
     labelled check (issue 25: robustness is reported beside the verdict, and counts when asked for)."""

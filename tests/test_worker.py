@@ -25,7 +25,6 @@ def _ok_next(svc) -> None:
     assert rep.ok, rep.summary
 
 
-@pytest.mark.slow
 def test_infinite_host_loop_times_out_and_next_call_works(tmp_path: Path, tmp_service) -> None:
     _ws(tmp_path, "def reference(x, y):\n    while True:\n        pass\n")
     t0 = time.monotonic()
@@ -54,7 +53,9 @@ def test_syntax_error_has_line_number(tmp_path: Path, tmp_service) -> None:
     assert err["phase"] == "import" and err["type"] == "SyntaxError" and err["line"] == 3
 
 
-@pytest.mark.slow
+# The corpus command: a crash and a worker restart (about a minute on 2 cores); the default command keeps a segfault
+# survived (tests/test_faults.py) and a crash in one case contained (tests/test_containment.py).
+@pytest.mark.corpus
 def test_os_exit_is_a_crash_and_worker_restarts(tmp_path: Path, tmp_service) -> None:
     _ws(tmp_path, "import os\n\ndef reference(x, y):\n    os._exit(3)\n")
     rep = tmp_service.validate(reference="reference.py", candidates=["cand.py"], trials=1)

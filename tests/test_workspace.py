@@ -43,6 +43,34 @@ def test_missing_file_message(tmp_path: Path) -> None:
         Workspace(tmp_path).resolve("nope.py")
 
 
+def test_relative_paths_read_from_the_base_folder(tmp_path: Path) -> None:
+    """The CLI reads a path as the shell does (base = the current directory); the workspace only bounds it."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("x = 1\n")
+    ws = Workspace(tmp_path, base=tmp_path / "sub")
+    assert ws.resolve("a.py") == (tmp_path / "sub" / "a.py").resolve()
+    assert ws.resolve("../b.py") == (tmp_path / "b.py").resolve()  # still inside the workspace
+    assert Workspace(tmp_path).resolve("sub/a.py") == (tmp_path / "sub" / "a.py").resolve()  # MCP: from the root
+
+
+def test_errors_name_the_current_directory_and_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "ws" / "sub").mkdir(parents=True)
+    (tmp_path / "outside.py").write_text("x = 1\n")
+    ws = Workspace(tmp_path / "ws", base=tmp_path / "ws" / "sub")
+    sub, root = str((tmp_path / "ws" / "sub").resolve()), str((tmp_path / "ws").resolve())
+    with pytest.raises(UsageError) as missing:
+        ws.resolve("nope.py", what="reference")
+    msg = str(missing.value)
+    assert "'nope.py' not found" in msg and f"current directory {sub}" in msg and f"the workspace is {root}" in msg
+    with pytest.raises(UsageError) as outside:
+        ws.resolve("../../outside.py", what="candidate")
+    msg = str(outside.value)
+    assert "outside the workspace" in msg and sub in msg and root in msg and "--workspace" in msg
+    with pytest.raises(UsageError, match=f"read from the workspace {root}"):  # the MCP form names the root alone
+        Workspace(tmp_path / "ws").resolve("nope.py")
+
+
 def test_non_utf8_refused(tmp_path: Path) -> None:
     p = tmp_path / "latin.py"
     p.write_bytes(b"# caf\xe9\nx = 1\n")

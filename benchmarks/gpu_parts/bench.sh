@@ -2,7 +2,7 @@
 # Every timing alone on the GPU, one after the other (RESULTS.md, issues 5 and 13;
 # ~10 minutes with its defaults: ONLY=softmax,rmsnorm picks examples, the *_S variables are the limits).
 rm -f .pytorch-to-triton/peaks.json  # measured afresh in this run
-run timing_check "${TIMING_S:-110}" python3 benchmarks/explore/timing_check.py --out "$OUT/x/timing.json"
+run timing_check "${TIMING_S:-110}" python3 benchmarks/timing_check.py --out "$OUT/x/timing.json"
 python3 - "$OUT/x/timing.json" <<'PY' 2>&1 | cut -c1-400
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -16,4 +16,3 @@ cp .pytorch-to-triton/peaks.json "$OUT/x/" 2>/dev/null; head -c 600 .pytorch-to-
 run examples_bench "${BENCH_S:-420}" python3 benchmarks/run_examples.py --no-validate --repeats 2 \
     --only "${ONLY:-softmax,matmul,flash_attention,layernorm,rmsnorm,cross_entropy,vector_add,logsumexp,prefix_scan}" \
     --out "$OUT/x/examples_bench.json"
-python3 benchmarks/show_bench.py "$OUT/x/examples_bench.json" 2>&1 | cut -c1-300

@@ -1,15 +1,18 @@
-# PART=faults: sourced by benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there).
-# Correctness, no speed figure (~8 minutes with its defaults: lower the *_S limits for a shorter
-# call): the fault suite alone (its recovery times shared with nothing), tests/test_gpu.py, the
-# containment tests, then compiled analysis and the examples' validation side by side.
+# PART=faults (RESULTS.md, fault handling and the gallery's validation): sourced by benchmarks/gpu_session.sh (run, stamp,
+# $OUT/x set up there). Correctness, no speed figure (~8 minutes with its defaults: lower the *_S limits for a shorter
+# call): the fault suite alone (its recovery times shared with nothing), tests/test_gpu.py, the containment tests,
+# then the audit's compiled analysis of every stage 3 (the CLI, with its reference) and the examples' validation side
+# by side.
 run fault_suite "${FAULT_S:-230}" python3 benchmarks/fault_suite.py --out "$OUT/x/faults"
 sed -n '/^|/p' "$OUT/x/faults/fault_suite.md" 2>/dev/null | cut -c1-230 | head -60
 grep -A1 "next call failed" "$OUT/x/faults/fault_suite.md" 2>/dev/null | cut -c1-400 | head -20
 run pytest_gpu "${PYTEST_S:-110}" python3 -m pytest -q -ra -p no:cacheprovider --timeout 100 tests/test_gpu.py
 run containment_pytest "${CONTAIN_S:-150}" python3 -m pytest -q -ra -p no:cacheprovider --timeout 140 -m gpu \
     tests/test_containment.py tests/test_composition.py
-( timeout "${COMPILED_S:-170}" python3 benchmarks/compiled_audit.py --stages stage3 --out "$OUT/x/compiled.json" \
-    > "$OUT/x/compiled.log" 2>&1; echo "compiled rc=$?" >> "$OUT/x/compiled.log" ) &
+( for e in examples/*/; do
+    timeout "${COMPILED_S:-60}" python3 -m pytorch_to_triton audit "$e"stage3.py --reference "$e"reference.py --no-probe \
+      -q 2>&1 | grep -iE "regist|spill|occupancy|vectori|wgmma|P0|P1" | sed "s|^|$(basename "$e"): |" | head -8
+  done > "$OUT/x/compiled.log" ) &
 ( timeout "${VALID_S:-170}" python3 benchmarks/run_examples.py --no-bench \
     --only softmax,layernorm,rmsnorm,vector_add,logsumexp,prefix_scan,matmul,cross_entropy,flash_attention \
     --out "$OUT/x/examples_validation.json" > "$OUT/x/examples_validation.log" 2>&1; echo "rc=$?" >> "$OUT/x/examples_validation.log" ) &

@@ -1,7 +1,9 @@
-# PART=perf (the 2026-12-04 sessions): sourced by benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there).
-P2T_LATENCY_SETTLE_S=3 run latency 110 python3 benchmarks/latency.py --calls 10
-EXPLORE_BUDGET_S=135 run explore_attention 150 python3 benchmarks/explore/explore_attention.py
-run vs_liger 75 python3 benchmarks/vs_liger.py --only rmsnorm,layernorm,cross_entropy --bench-only --budget-s 60
-run tf32_test 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py -k tf32x3
+# PART=perf (RESULTS.md, speed and latency): ~8 minutes with its defaults. Sourced by benchmarks/gpu_session.sh (run,
+# stamp, $OUT/x set up there). Needs liger-kernel in .whl/ for the Liger column (otherwise that column says why not).
+# 1. latency.py: the tools through the real MCP client over stdio (first call, warm round trip, where the time goes);
+# 2. vs_liger.py: every gallery stage 3 vs Liger-Kernel, eager and torch.compile at the bench shapes and the sweep
+#    (VS_ONLY=rmsnorm,layernorm picks ops; VS_BUDGET the seconds);
+# 3. gpu_tf32.py --timing-only: what tf32 / tf32x3 / ieee dots cost on this GPU (gpu_peaks.py's measured rates).
+P2T_LATENCY_SETTLE_S=3 run latency "${LAT_S:-110}" python3 benchmarks/latency.py --calls 10
+run vs_liger "${VS_S:-330}" python3 benchmarks/vs_liger.py --budget-s "${VS_BUDGET:-300}" ${VS_ONLY:+--only "$VS_ONLY"}
 run tf32_timing 45 python3 benchmarks/gpu_tf32.py --timing-only
-run estimate_vs_gpu 80 python3 benchmarks/estimate_vs_gpu.py

@@ -3,7 +3,6 @@
 # default: this copy of the tree gets the flip under test (sandbox_host.GPU_CONFINED_BY_DEFAULT = True) unless the
 # tree has it already, and P2T_SANDBOX is unset. Checks issue 37's acceptance list, one line each at the end
 # (benchmarks/sandbox_acceptance.py: PASS / FAIL / INCOMPLETE):
-#   probe       sandbox_gpu_probe.py: a Triton kernel (Triton 3.6 builds its launcher with $CC) and torch.compile confined
 #   overhead    sandbox_cost.py --no-corpus: sandbox on vs off, warm ping/call, the sandbox's own work per call (< 5 ms),
 #               run_benchmark (peaks measured in the confined worker, written by the host) and a compiled audit
 #   corpus      sandbox_cost.py --corpus-only: tests/test_sandbox.py, the hostile corpus through the CLI and the MCP
@@ -23,7 +22,6 @@ grep -n '^GPU_CONFINED_BY_DEFAULT' "$F"
 unset P2T_SANDBOX
 echo "CC=${CC:-unset} gcc=$(command -v gcc) triton=$(python3 -c 'import triton; print(triton.__version__)' 2>&1)"
 rm -f .pytorch-to-triton/peaks.json  # measured afresh, inside a confined worker, written by the host
-TAIL=12 run sandbox_probe 80 python3 benchmarks/sandbox_gpu_probe.py
 TAIL=20 run sandbox_cost 110 python3 benchmarks/sandbox_cost.py --pings 50 --calls 3 --rounds 1 --no-corpus
 # Three verdict checks at once (none of them times anything; each in its own processes and CUDA contexts; the
 # suite's largest case holds ~22 GB of the GPU): ~3.5 minutes instead of ~6 in a row.

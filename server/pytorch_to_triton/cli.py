@@ -61,7 +61,9 @@ def _progress(quiet: bool) -> Any:
 def _service(args: argparse.Namespace) -> Any:
     from .service import Service
 
-    return Service(args.workspace, cluster=args.cluster)
+    # Paths on the command line are read as a shell reads them, from the current directory; --workspace only bounds
+    # what the command may touch (the MCP tools' paths stay workspace-relative: mcp_server.py passes no base).
+    return Service(args.workspace, cluster=args.cluster, base=Path.cwd())
 
 
 def _emit(args: argparse.Namespace, model: Any, text: str) -> None:
@@ -211,7 +213,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
     svc = Service(args.workspace, device="cpu")
     try:
-        rep = svc.docs(topic=_docs_topic(args), refresh=args.refresh, offline=args.offline, cache_dir=args.cache_dir,
+        cache_dir = str(Path(args.cache_dir).absolute()) if args.cache_dir else "docs/.triton_docs"  # the default:
+        # the workspace's own docs folder; a folder named on the command line: from the current directory
+        rep = svc.docs(topic=_docs_topic(args), refresh=args.refresh, offline=args.offline, cache_dir=cache_dir,
                        max_chars=args.max_chars, on_event=_progress(args.quiet or args.json))
     finally:
         svc.close()
@@ -249,7 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pytorch-to-triton", description=__doc__)
     p.add_argument("--version", action="version", version=f"pytorch-to-triton {__version__}")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--workspace", default=".", help="project root; every path must be inside it (default: cwd)")
+    common.add_argument("--workspace", default=".", help="project root: every file a command reads or writes must be "
+                        "inside it (default: the current directory); relative paths are still read from the current "
+                        "directory")
     common.add_argument("--cluster", default=None, help="run on a Dask cluster of GPU workers: tcp://scheduler:8786, "
                         "or 'local' for one worker per GPU of this machine (pip install 'pytorch-to-triton[cluster]')")
     common.add_argument("--json", action="store_true", help="print the structured result as JSON")
@@ -320,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--topic", dest="topic_opt", help=argparse.SUPPRESS)
     d.add_argument("--refresh", action="store_true")
     d.add_argument("--offline", action="store_true")
-    d.add_argument("--cache-dir", default="docs/.triton_docs")
+    d.add_argument("--cache-dir", help="the docs cache folder (default: docs/.triton_docs in the workspace)")
     d.add_argument("--max-chars", type=int, default=12000)
     d.set_defaults(func=cmd_docs)
 
@@ -370,7 +376,8 @@ def cmd_new(args: argparse.Namespace) -> int:
     from .scaffold import scaffold
 
     root = Path(args.workspace or ".").resolve()
-    res = scaffold(args.source, args.dest, inputs=args.inputs, init=args.init, force=args.force, root=root)
+    res = scaffold(args.source, args.dest, inputs=args.inputs, init=args.init, force=args.force, root=root,
+                   base=Path.cwd())
     if args.json:
         print(json.dumps({"folder": str(res.folder), "kind": res.kind, "written": [str(p) for p in res.written],
                           "kept": [str(p) for p in res.kept], "backups": [str(p) for p in res.backups],

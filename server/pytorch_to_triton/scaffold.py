@@ -503,9 +503,10 @@ def _write_all(files: dict[Path, str], force: bool, result: Scaffold, root: Path
 
 
 def scaffold(source: str, dest: str | None = None, *, inputs: str | None = None, init: str | None = None,
-             force: bool = False, root: Path | str = ".") -> Scaffold:
-    """Make a task folder (reference.py, reference.p2t.toml, stage1-3.py) from a KernelBench file or model.py:Class."""
-    ws = Workspace(root)
+             force: bool = False, root: Path | str = ".", base: Path | str | None = None) -> Scaffold:
+    """Make a task folder (reference.py, reference.p2t.toml, stage1-3.py) from a KernelBench file or model.py:Class;
+    relative paths (and the default folder) are under `base` (the CLI: the shell's cwd), else under `root`."""
+    ws = Workspace(root, base)
     path_s, cls_name = split_spec(source)
     src = ws.resolve(path_s, what="source")
     if src.suffix != ".py":
@@ -514,7 +515,7 @@ def scaffold(source: str, dest: str | None = None, *, inputs: str | None = None,
     tree = _parse(src, text)
     default = _safe_name(cls_name) if cls_name else (src.parent.name if src.stem == "reference" else src.stem)
     folder = ws.resolve(dest, what="dest", must_exist=False) if dest else \
-        (src.parent if src.stem == "reference" and not cls_name else ws.root / default)
+        (src.parent if src.stem == "reference" and not cls_name else ws.resolve(default, what="dest", must_exist=False))
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{_rel(folder, ws.root)} exists and is not a folder; pass another destination")
     files: dict[Path, str] = {}

@@ -150,8 +150,8 @@ class Service:
     """One workspace, one worker pool: what the MCP server and the CLI both drive."""
 
     def __init__(self, workspace: Path | str = ".", device: str | None = None, limits: Limits | None = None,
-                 cluster: str | None = None, pool: WorkerPool | None = None):
-        self.ws = Workspace(workspace)
+                 cluster: str | None = None, pool: WorkerPool | None = None, base: Path | str | None = None):
+        self.ws = Workspace(workspace, base)  # base: where relative paths are read from (the CLI: the shell's cwd)
         self.pool: Any
         if pool is not None:  # started by the caller (cli serve: before this module's imports)
             self.pool = pool

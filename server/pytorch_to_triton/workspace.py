@@ -52,32 +52,44 @@ def atomic_write(path: Path, data: bytes | str, mode: int | None = None) -> None
 
 
 class Workspace:
-    """A project root; every path a tool touches must resolve inside it."""
+    """A project root that bounds every path a tool touches, and the folder relative paths are read from: the root
+    for the MCP tools (their paths are workspace-relative), the shell's current directory for the CLI (`--workspace`
+    bounds what a command may touch; it does not re-root the arguments)."""
 
-    def __init__(self, root: Path | str):
+    def __init__(self, root: Path | str, base: Path | str | None = None):
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise UsageError(f"workspace root {self.root} is not a directory")
+        self.base = Path(base).resolve() if base is not None else self.root
 
     @property
     def state_dir(self) -> Path:
         """Where our own files live (inline sources, Triton cache, results, journal)."""
         return self.root / STATE_DIR
 
+    def _read_from(self) -> str:
+        """Where a relative path was read from, for an error message: both folders when they differ."""
+        if self.base == self.root:
+            return f"relative paths are read from the workspace {self.root}"
+        return f"relative paths are read from the current directory {self.base}; the workspace is {self.root}"
+
     def resolve(self, path: str, *, what: str = "file", must_exist: bool = True) -> Path:
-        """Resolve a user path against the root; refuse anything that escapes it (.., symlinks)."""
+        """Resolve a user path against the base folder; refuse anything outside the root (.., symlinks)."""
         if not path or not str(path).strip():
-            raise UsageError(f"{what} path is empty: pass a path relative to the workspace {self.root}")
+            raise UsageError(f"{what} path is empty: pass a file path ({self._read_from()})")
         raw = Path(path).expanduser()
-        candidate = raw if raw.is_absolute() else self.root / raw
+        candidate = raw if raw.is_absolute() else self.base / raw
         resolved = candidate.resolve()
         if resolved != self.root and self.root not in resolved.parents:
-            raise UsageError(
-                f"{what} {path!r} resolves to {resolved}, outside the workspace {self.root}; "
-                "move the file into the workspace or start the server with --workspace pointing above it"
-            )
+            if self.base == self.root:  # an MCP tool's path
+                raise UsageError(f"{what} {path!r} resolves to {resolved}, outside the workspace {self.root}; move the "
+                                 "file into the workspace or start the server with --workspace pointing above it")
+            raise UsageError(f"{what} {path!r} resolves to {resolved} (relative paths are read from the current "
+                             f"directory {self.base}), outside the workspace {self.root}; move the file into the "
+                             "workspace or pass --workspace DIR pointing above it")
         if must_exist and not resolved.is_file():
-            raise UsageError(f"{what} {path!r} not found (looked at {resolved}); check the path or pass the code inline")
+            raise UsageError(f"{what} {path!r} not found (looked at {resolved}); {self._read_from()}; check the path "
+                             "or pass the code inline")
         return resolved
 
     def read_source(self, path: Path, *, what: str = "file") -> str:

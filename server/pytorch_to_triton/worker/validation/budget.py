@@ -143,11 +143,19 @@ class Budget:
         spent = self.elapsed()
         self.planned_out = out
         line = f"estimate: about {spent + total:.0f} s for all cases ({spent:.0f} s spent, {len(rows)} cases to go)"
-        if self.seconds is not None:
-            line += f"; budget {self.seconds:.0f} s"
-            line += (f": about {len(out)} case(s) will be left out ({', '.join(out[:6])}{', ...' if len(out) > 6 else ''}"
-                     "); pass budget_s (CLI --budget, sidecar budget = ...) for more" if out else ": all fit")
-        return line
+        if self.seconds is None:
+            return line
+        line += f"; budget {self.seconds:.0f} s"
+        if out:
+            return line + (f": about {len(out)} case(s) will be left out ({', '.join(out[:6])}"
+                           f"{', ...' if len(out) > 6 else ''}); pass budget_s (CLI --budget, sidecar budget = ...) "
+                           "for more")
+        over = spent + total - self.seconds
+        if over >= 0.5:  # issue 49: "about 163 s ... budget 120 s: all fit". Nothing can go: the cases left are ones
+            # never left out (the main case, the user's own, the only case past the candidate's blocks)
+            return line + (f": about {over:.0f} s over it, and every case still runs (the main case and the cases "
+                           "you asked for are never left out); pass budget_s (CLI --budget) to say how long is fine")
+        return line + ": all fit"
 
     def settle(self, notes: list[str]) -> None:
         """Put the outcome beside the up-front estimate's note once the cases are over, so that it never says a case

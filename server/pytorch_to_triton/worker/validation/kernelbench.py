@@ -297,7 +297,7 @@ def validate_cases(v: Validator, task: Task, args: dict[str, Any], emit: Any,
 def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, report: dict[str, Any], p: cs.Plan,
                  dts: list[torch.dtype], trials: int, total: int, checks: dict[str, str], ran: dict[str, Any],
                  state: dict[str, Any]) -> None:
-    done = 0
+    done = 0  # runs finished; cases left out (budget, a grown case with no sizes) come off `total`: never past it
     bud = budget.from_args(args, v.device)
     weights: dict[tuple[tuple[str, int], ...], float | None] = {}
     per_input: list[float | None] = []  # the main case's weight per input element (its reference runs there anyway)
@@ -343,6 +343,7 @@ def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, repo
     for i, (dtype, c) in enumerate((d, c) for d in dts for c in p.cases):
         widen(c)
         if c.grow and not c.sizes:
+            total -= trials if c.kind in ("main", "size", "user") else 2
             continue
         n_trials = trials
         if bud.seconds is not None and c.kind not in ("main", "user"):
@@ -357,11 +358,12 @@ def _run_planned(v: Validator, task: Task, args: dict[str, Any], emit: Any, repo
                     v.notes.append(f"time budget: {c.name} ran 1 trial instead of {trials}")
                 else:
                     bud.drop(f"{cs.label(c)} {dtype_name(dtype)}" if len(dts) > 1 else cs.label(c), w, runs_of(c))
+                    total -= trials if c.kind in ("main", "size", "user") else 2
                     continue
         t_case = time.monotonic()
-        done += trials if c.kind in ("main", "size", "user") else 2
         emit("progress", message=f"{report['candidate']}: {cs.label(c)} {dtype_name(dtype)} ({sz.fmt(c.sizes)})",
-             progress=done, total=total)
+             progress=done, total=total)  # the runs finished before this case: in-launch events add a fraction
+        done += trials if c.kind in ("main", "size", "user") else 2
         v.tier, v.kind, v.values, v.hook = c.tier, c.robust, c.values, c.hook
         try:
             _run_one(v, task, args, c, dtype, n_trials, checks, ran, state, bud, weight,
