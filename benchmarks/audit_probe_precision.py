@@ -35,10 +35,10 @@ stood at 454e567, unchanged: xfuser, flash-colsum), `held_out_32` (a thirty-seco
 rules: siglip-kernel, memeff), `held_out_33` (a thirty-third, a further fresh pair of issue 35, audited with the rules
 as they stood at 7c7c73c, unchanged: late-interaction-kernels), `held_out_34` (a thirty-fourth, beside the
 thirty-third on the same rules: cuda-triton-multiarch), `held_out_35` (a thirty-fifth, issue 45's first fresh pair,
-prepared on c014ae9 without running the audit on it, audited with the rules as they stood at TODO, unchanged:
+prepared on c014ae9 without running the audit on it, audited with the rules as they stood at b8ac716, unchanged:
 rotalabs-accel), `held_out_36` (a thirty-sixth, beside the thirty-fifth on the same rules: moe-ops), `held_out_37` (a
 thirty-seventh, issue 45's second fresh pair, prepared on c014ae9 without running the audit on it, audited with the
-rules as they stood at TODO, unchanged: flashlib, torch-fps), `held_out_38` (a thirty-eighth, beside the
+rules as they stood at b8ac716, unchanged: flashlib, torch-fps), `held_out_38` (a thirty-eighth, beside the
 thirty-seventh on the same rules: fasterkernels, fused-turboquant) or
 `tuned` (tests/audit_probe_fixtures, written with the probes). The table has a row per set, a combined
 `held_out + held_out_2` row (the batches seen before the held_out_2 rule changes) and combined rows of
@@ -47,8 +47,8 @@ sixteen, all eighteen, all twenty, all twenty-four and all twenty-eight held-out
 twenty-sixth together (both fresh on the rules of 6ab0cc4), the twenty-seventh and twenty-eighth together (likewise),
 the twenty-ninth and thirtieth together (fresh on the rules of 454e567), the thirty-first and thirty-second together
 (fresh on the rules of 454e567), the thirty-third and thirty-fourth together (fresh on the rules of 7c7c73c),
-the thirty-fifth and thirty-sixth together (issue 45's first fresh pair, on the rules of TODO), the thirty-seventh
-and thirty-eighth together (issue 45's second fresh pair, on the rules of TODO),
+the thirty-fifth and thirty-sixth together (issue 45's first fresh pair, on the rules of b8ac716), the thirty-seventh
+and thirty-eighth together (issue 45's second fresh pair, on the rules of b8ac716),
 the twenty-third and twenty-fourth together
 (both fresh on the rules of a6a4187), the twenty-first and twenty-second together (both fresh on the rules of a6a4187), the
 nineteenth and twentieth together (both fresh on the rules of 47a1b16), the seventeenth and eighteenth together (both
@@ -103,8 +103,8 @@ SETS = ("held_out", "held_out_2", "held_out_3", "held_out_4", "held_out_5", "hel
 # on the rules of 6ab0cc4), the twenty-seventh and twenty-eighth (a further fresh pair, on the same rules), all
 # twenty-eight, the twenty-ninth and thirtieth (a further fresh pair, on the rules of 454e567), the thirty-first and
 # thirty-second (a further fresh pair, on the rules of 454e567), the thirty-third and thirty-fourth (a further fresh
-# pair, on the rules of 7c7c73c), the thirty-fifth and thirty-sixth (issue 45's first fresh pair, on the rules of TODO),
-# the thirty-seventh and thirty-eighth (issue 45's second fresh pair, on the rules of TODO).
+# pair, on the rules of 7c7c73c), the thirty-fifth and thirty-sixth (issue 45's first fresh pair, on the rules of b8ac716),
+# the thirty-seventh and thirty-eighth (issue 45's second fresh pair, on the rules of b8ac716).
 COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
             ("held_out + held_out_2 + held_out_3", ("held_out", "held_out_2", "held_out_3")),
             ("all four held-out batches", ("held_out", "held_out_2", "held_out_3", "held_out_4")),
@@ -168,8 +168,8 @@ COMBINED = (("held_out + held_out_2", ("held_out", "held_out_2")),
 # rules are frozen (audit them with --only SET, label every P0/P1, then empty this). held_out_21..24: audited at a6a4187.
 # held_out_25..28: audited at 6ab0cc4 and labelled. held_out_29..32: audited at 454e567 and labelled.
 # held_out_33/34: prepared at a553ac8, audited at 7c7c73c and labelled. held_out_35/36 and held_out_37/38 (issue 45's
-# two fresh pairs): prepared at c014ae9, not audited.
-NOT_YET_AUDITED: tuple[str, ...] = ("held_out_35", "held_out_36", "held_out_37", "held_out_38")
+# two fresh pairs): prepared at c014ae9, audited at b8ac716 and labelled.
+NOT_YET_AUDITED: tuple[str, ...] = ()
 
 
 def labels() -> dict[str, Any]:

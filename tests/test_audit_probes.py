@@ -299,12 +299,16 @@ LATER_BATCHES = [
     # a further fresh pair, prepared at a553ac8 without running the audit on it, audited on the rules frozen at 7c7c73c
     ("held_out_33", 4, "late-interaction-kernels", 0, 4, 0),  # no P0; 2 of 4 host_sync P1s real; 4 known: none found
     ("held_out_34", 4, "cuda-triton-multiarch", 1, 6, 1),  # FA head_dim 128 found; its 3 layout P0s false; 5 missed
-    # issue 45's first fresh pair, prepared at c014ae9 without running the audit on it; figures TODO once audited
-    ("held_out_35", 4, "rotalabs-accel", 0, 4, 0),  # rope: pairs swapped, GQA, batched positions; int8 GEMM's dtypes
-    ("held_out_36", 4, "moe-ops", 0, 4, 0),  # permute: power-of-two E, num_total compiles, atomic order; [E] offsets
-    # issue 45's second fresh pair, prepared at c014ae9 without running the audit on it; figures TODO once audited
-    ("held_out_37", 4, "flashlib, torch-fps", 0, 0, 0),  # no known problem (read and run): false positives only
-    ("held_out_38", 5, "fasterkernels, fused-turboquant", 0, 5, 0),  # sinks, sync, split buffers, window, break
+    # issue 45's first fresh pair, prepared at c014ae9 without running the audit on it, audited on the rules frozen
+    # at b8ac716
+    ("held_out_35", 4, "rotalabs-accel", 1, 4, 1),  # rope's swapped pairs found (as probe_reference); GQA, batched
+    # positions and the int8 GEMM's dtypes missed
+    ("held_out_36", 4, "moe-ops", 0, 4, 0),  # its 2 P0s false (out.sum()'s stride-0 gradient); 4 known: none found
+    # issue 45's second fresh pair, prepared at c014ae9 without running the audit on it, audited on the rules frozen
+    # at b8ac716
+    ("held_out_37", 4, "flashlib, torch-fps", 0, 0, 0),  # no known problem; its one P1 (a bucketed key) is false
+    ("held_out_38", 5, "fasterkernels, fused-turboquant", 0, 5, 0),  # no P0; 1 P1 false; sinks, sync, split
+    # buffers, window and the paged kernel's break all missed
 ]
 FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_25", "held_out_26", "held_out_27",
          "held_out_28", "held_out_29", "held_out_30", "held_out_31", "held_out_32", "held_out_33", "held_out_34",
