@@ -241,13 +241,13 @@ def test_cli_bench_without_gpu_prints_the_estimate(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": pythonpath(), "P2T_TARGET_GPUS": "none"}
     out = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "bench", "vadd_reference.py", "vadd_stage1.py",
                           "--gpu", "h100", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
-                         env=env, timeout=300)
+                         env=env, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "ESTIMATE µs on H100 SXM" in out.stdout and "| vadd_stage1.py | [4194304] | dry run, full size | 50.33 MB" \
         in out.stdout, out.stdout
     bad = subprocess.run([sys.executable, "-m", "pytorch_to_triton", "bench", "vadd_reference.py", "vadd_stage1.py",
                           "--gpu", "B200", "--workspace", str(tmp_path), "-q"], capture_output=True, text=True,
-                         env=env, timeout=300)
+                         env=env, timeout=300, cwd=tmp_path)
     assert bad.returncode == 2 and "unknown gpu 'B200'" in bad.stderr
 
 
