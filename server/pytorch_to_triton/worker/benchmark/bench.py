@@ -17,7 +17,6 @@ from typing import Any
 import torch
 
 from ..device.runtime import RECORDER, Runtime, launch_hook
-from ..validation import cases as cs
 from ..validation import compare as cmp
 from ..validation import kernelbench as kbench
 from ..validation import memory
@@ -26,7 +25,7 @@ from ..validation.loader import load_task
 from ..validation.nest import flatten as _flatten
 from ..validation.nest import tensors as _tensors
 from ..validation.poison import POISON
-from ..validation.tasks import SIZES_NEED_KERNELBENCH, Case, Task, TaskError, dtype_from_name, dtype_name, upcast
+from ..validation.tasks import Case, Task, TaskError, dtype_from_name, dtype_name, upcast
 from ..validation.validate import SHRINK_FIX
 from . import roofline
 from .peaks import (
@@ -40,6 +39,7 @@ from .peaks import (
     plausibility_flags,
     roofline_floor_ms,
 )
+from .specs import bench_cases
 
 Emit = Callable[..., None]
 BIG_SPEEDUP = 10.0  # above this, the speedup over eager is reported as information (row "info")
@@ -82,34 +82,6 @@ def _recheck(fn: Callable[..., Any], ref_fn: Callable[..., Any], fresh: list[Any
                 "early exit) or its grid misses part of the output; run_validation on this case shows where")
     return (f"wrong on fresh inputs after timing ({why}): results cached across calls (keyed on shape or "
             "data_ptr) or state kept between calls; remove the cache and re-validate")
-
-
-def _bench_specs(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float | None]]:
-    """(case name, shape, sweep x) to time (KernelBench: the shape is a sizes dict, kernelbench.bench_specs)."""
-    if task.kernelbench:
-        return kbench.bench_specs(task, args)
-    if args.get("sizes"):
-        raise TaskError("inputs", SIZES_NEED_KERNELBENCH, usage=True)
-    sweep = args.get("sweep")
-    if sweep:
-        param, template = sweep["param"], sweep.get("shape") or [sweep["param"]]
-        out = []
-        for v in sweep["values"]:
-            shape = tuple(v if s == param else s for s in template)
-            out.append((f"{param}={v}", shape, float(v)))
-        return out
-    if args.get("cases"):
-        return [(c.get("name") or f"case{i}", tuple(c["shape"]) if isinstance(c["shape"], list) else c["shape"], None)
-                for i, c in enumerate(args["cases"])]
-    bench = getattr(task.ref_mod, "BENCH_SHAPES", None)
-    if bench:
-        return [(k, v, None) for k, v in bench.items()]
-    return [(*cs.bench_shape(task.ref_mod), None)]
-
-
-def bench_cases(task: Task, args: dict[str, Any]) -> list[tuple[str, Any, float | None]]:
-    """The cases run_benchmark would time (the roofline estimate scales to the first one)."""
-    return _bench_specs(task, args)
 
 
 def _close(out: Any, ref: Any, dtype: torch.dtype, loose: float, tolerances: dict[str, Any] | None = None,
@@ -176,7 +148,7 @@ def run_benchmark(args: dict[str, Any], rt: Runtime, emit: Emit, patches: PatchW
     env = environment(rt)
     env["l2_persistence"] = _reset_l2_persistence()
     env["l2_cache_mb"] = round(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) / 2**20, 1)
-    specs = _bench_specs(base, args)
+    specs = bench_cases(base, args)
     tols = cmp.merged_tolerances(base.ref_mod, args.get("tolerances"))  # the same tolerances as run_validation
     if base.kernelbench:  # no dtype asked: the problem's own inputs, labelled with their dtype
         dtype = kbench.bench_setup(base, cand_tasks, specs, args, dtype)
@@ -447,7 +419,7 @@ def compiled_analysis(args: dict[str, Any], rt: Runtime, emit: Emit, patches: Pa
     from ..device.compiled import compiled_facts, findings_from_compiled
 
     task = load_task(Path(args["reference"]), Path(args["candidate"]), None, None, "cuda")
-    (case_name, shape, _), = _bench_specs(task, {})[:1]
+    (case_name, shape, _), = bench_cases(task, {})[:1]
     dtype = dtype_from_name((getattr(task.ref_mod, "DTYPES", None) or ["float32"])[0])
     inputs = task.make_inputs(Case(case_name, shape, dtype, "cuda", 0))
     RECORDER.compiled.clear()

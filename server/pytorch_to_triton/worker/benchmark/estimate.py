@@ -55,7 +55,7 @@ FALLBACK = ("one interpreted call at the validated (shrunk) size, scaled by the 
 def plan_sizes(task: Task, args: dict[str, Any]) -> tuple[Any, str, torch.dtype]:
     """(what run_benchmark would time, what those sizes are, dtype). sizes= and the sidecar's [sizes] set the size
     for a GPU too (run_benchmark times there); [sizes.interpreter] never does (it is where validation counts)."""
-    from .bench import bench_cases
+    from .specs import bench_cases
 
     if task.kernelbench:
         at = kbench.bench_specs(task, {k: args.get(k) for k in ("sizes", "cases", "sweep")})[0][1]

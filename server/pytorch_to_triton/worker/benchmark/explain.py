@@ -397,7 +397,7 @@ def explain_reference(args: dict[str, Any], rt: Any, emit: Any, patches: Any) ->
     from ..validation import kernelbench as kbench
     from ..validation.loader import load_task
     from ..validation.tasks import Case, dtype_from_name, dtype_name
-    from .bench import bench_cases
+    from .specs import bench_cases
 
     task = load_task(Path(args["reference"]), None, args.get("reference_entry"), None, rt.device)
     asked = dtype_from_name(args["dtype"]) if args.get("dtype") else None
