@@ -208,5 +208,9 @@ def test_a_kernelbench_problem_beside_a_modelnew_file_is_its_example(tmp_path: P
     shutil.copy(kb / "affine_rows_by_cols.py", tmp_path / "kernel.py")
     rep = tmp_service.audit(path="kernel.py", compile=False)
     assert "example call: KernelBench problem beside the file: 19_Affine.py" in rep.checked
-    assert rep.probes and rep.counts["P0"] >= 1, rep.markdown
+    # The problem's get_inputs() are contiguous: the stride bug a transposed view shows is robustness (issue 45's
+    # layout rule, tier_rules.layouts_tier), found by the probes with the problem as their harness, not a P0.
+    assert rep.probes and rep.counts["P0"] == 0 and "not robust to: non-contiguous input" in rep.verdict, rep.markdown
+    [r] = [r for r in rep.robustness if r.check == "probe_layout_noncontiguous"]
+    assert r.kind == "layouts" and "--harness 19_Affine.py" in r.reproducer, r
 

@@ -136,7 +136,7 @@ def test_validates_robustness_and_warnings_keep_its_words() -> None:
                for c in rep.checked), rep.checked
     (r,) = rep.robustness
     assert (r.title, r.check, r.case) == ("non-contiguous input", "mismatch", "medium:strided")
-    assert r.reproducer == v.reproduce + " --only-cases medium --strict"
+    assert r.reproducer == v.reproduce + " --only-cases medium:strided --strict"  # --only-cases medium runs no variant
     assert rep.verdict.startswith("no P0/P1 problems found; not robust to: non-contiguous input"), rep.verdict
 
 

@@ -30,6 +30,9 @@ from collections.abc import Iterable
 CONTRACT, ROBUSTNESS = "contract", "robustness"
 # What the validator's `require` may name (the sidecar, args["require"], strict=true = all four).
 REQUIRE_KINDS = ("layouts", "empty", "nan", "extreme")
+# The validator's layout variants of a case (cases.layout_variants' names): a case "shrunk" runs them as
+# "shrunk:transposed" and "shrunk:strided", the labels its findings, only_cases and reproduce lines use.
+LAYOUT_VARIANTS = ("transposed", "strided")
 # The audit's finer kinds (probe variants outside the default contract) and the broad kind each belongs to.
 PARENT = {"weight": "layouts", "lastdim": "layouts", "1d": "layouts", "structure": "structure",
           "precision": "precision", "defaults": "defaults",

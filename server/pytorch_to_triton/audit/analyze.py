@@ -10,7 +10,7 @@ from .catalog import CHECKS
 from .context import AuditContext, KernelFacts
 from .dataflow import KernelInterpreter
 from .honesty_checks import check_honesty
-from .host_checks import HostReader, check_host, exact_kernels, param_dtypes
+from .host_checks import HostReader, caller_guards, check_host, exact_kernels, param_dtypes
 from .imports import Imported, follow, package_root
 from .kernel_checks import check_kernel
 from .model import AuditReport, Finding
@@ -56,6 +56,7 @@ def audit_source(source: str, filename: str = "<inline>", candidate: bool = Fals
     reader = HostReader(model)
     dtypes = param_dtypes(model, reader)
     exact = exact_kernels(model)
+    guards = caller_guards(model)
     for k in model.kernels.values():
         own = k.origin or model  # an imported kernel is walked with its own module's names and constants
         report.kernels.append({"name": k.name, "line": k.node.lineno, "autotune": k.autotune is not None,
@@ -67,7 +68,7 @@ def audit_source(source: str, filename: str = "<inline>", candidate: bool = Fals
             loaded = {b for a in trace.accesses if a.kind == "load" for b in a.ptr.bases}
             stored = {b for a in trace.accesses if a.kind != "load" for b in a.ptr.bases}
             ctx.facts[k.name] = KernelFacts(k, trace, loaded, stored)
-            check_kernel(contexts.get(own.filename, ctx), k, trace, k.name in exact)
+            check_kernel(contexts.get(own.filename, ctx), k, trace, k.name in exact, guards.get(k.name, ""))
         except Exception as e:  # a construct the walk does not know must not cost the rest of the report
             report.not_checked.append(f"{FAILED} kernel {k.name}: {type(e).__name__}: {e}")
     for what, run in (("host checks", lambda: check_host(ctx, reader)), ("honesty checks", lambda: check_honesty(ctx))):

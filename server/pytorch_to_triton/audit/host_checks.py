@@ -8,7 +8,7 @@ import re
 
 from .context import AuditContext, KernelFacts
 from .names import canon, dotted, int_literal, is_pow2, kw, names_in, short, walk_local
-from .structure import FileModel, HostFunc, KernelDecl, Launch
+from .structure import _NOT_PRODUCT, FileModel, HostFunc, KernelDecl, Launch
 
 _ALLOC = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "tensor", "empty_strided",
           "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"}
@@ -210,6 +210,58 @@ def exact_kernels(model: FileModel) -> set[str]:
     return exact
 
 
+def _refuses_on_modulo(fn: HostFunc) -> bool:
+    """fn tests a size modulo and stops unless it divides: as _modulo_checked, or `if n % B: return "why"` (a
+    refusal: a function that says why a plan cannot run, its caller raising or falling back on it)."""
+    if _modulo_checked(fn):
+        return True
+    for node in walk_local(fn.node):
+        if isinstance(node, ast.If) and any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod)
+                                            for b in ast.walk(node.test)) and \
+                any(isinstance(s, ast.Return) and isinstance(s.value, (ast.Constant, ast.JoinedStr)) and
+                    s.value is not None and not (isinstance(s.value, ast.Constant) and s.value.value is None)
+                    for s in node.body):
+            return True
+    return False
+
+
+def _guarding_caller(model: FileModel, fn: HostFunc, depth: int = 0) -> str | None:
+    """The function that checks the sizes before fn runs, when every product caller of fn in the file does (itself,
+    through a function it calls first such as a plan's refusal, or its own callers, 3 levels up); else None."""
+    callers = [c for c, _ in model.callers_of(fn.qualname) if not _NOT_PRODUCT.match(short(c.qualname))]
+    if not callers or depth > 3:
+        return None
+    names = []
+    for c in callers:
+        name = c.qualname if _refuses_on_modulo(c) else next(
+            (q for q, _ in c.calls if q in model.funcs and q != fn.qualname and _refuses_on_modulo(model.funcs[q])),
+            None) or _guarding_caller(model, c, depth + 1)
+        if name is None:
+            return None
+        names.append(name)
+    return names[0]
+
+
+def caller_guards(model: FileModel) -> dict[str, str]:
+    """Kernel -> what the reader must verify, for kernels launched only from functions whose callers check the size
+    modulo first (flash attention's descriptor backward: backward() raises unless bwd_tma_refusal finds S a multiple
+    of both blocks; the launching _dkdv_tma checks nothing itself), and the helpers only they call. The launch's own
+    function does not show the check, so a tail finding there is a P2 `verify:`, never silence."""
+    by_kernel: dict[str, list[str | None]] = {}
+    for fn in model.funcs.values():
+        for ln in fn.launches:
+            g = None if _modulo_checked(fn) else _guarding_caller(model, fn)
+            by_kernel.setdefault(ln.kernel, []).append(g and f"{fn.qualname}'s callers check the sizes first ({g}): "
+                                                       "in bounds if that check makes the size a multiple of the block")
+    guards = {k: gs[0] for k, gs in by_kernel.items() if all(gs)}
+    launched = set(by_kernel)
+    for k in model.kernels.values():
+        callers = model.helper_callers(k.name) & launched
+        if k.name not in launched and callers and all(c in guards for c in callers):
+            guards[k.name] = guards[sorted(callers)[0]]
+    return guards
+
+
 def _modulo_checked(fn: HostFunc) -> set[str]:
     """Divisors the function asserts (or raises unless) divide the size: `if n % 4096: raise`."""
     out: set[str] = set()
@@ -284,6 +336,25 @@ def _exact_size(div: ast.BinOp) -> bool:
         w in ast.unparse(d).lower() for w in ("block", "tile", "chunk", "split")) for d in divisors)
 
 
+_NEW = {"empty", "zeros", "ones", "full", "empty_strided", "new_empty", "new_zeros", "new_full"}
+_BLOCKISH = ("block", "tile", "chunk", "split")
+
+
+def _output_extent(fn: HostFunc, name: str, div: ast.BinOp) -> bool:
+    """`PH = OH // P` that is also a dimension of a tensor fn allocates (`torch.empty((N, C, PH, PW))`): the output's
+    own extent (max_pool2d floors by definition), so a grid over it covers the output; a divisor named like a block
+    (BLOCK, tile) stays a count of blocks: a partial-sums buffer of n // BLOCK drops the tail as its grid does."""
+    if any(w in ast.unparse(div.right).lower() for w in _BLOCKISH):
+        return False
+    for node in walk_local(fn.node):
+        if isinstance(node, ast.Call) and short(dotted(node.func) or "") in _NEW and node.args:
+            shape = node.args[0]
+            dims = shape.elts if isinstance(shape, (ast.Tuple, ast.List)) else node.args
+            if any(isinstance(x, ast.Name) and x.id == name for x in dims):
+                return True
+    return False
+
+
 def _is_ceil(div: ast.BinOp) -> bool:
     """(n + B - 1) // B and -(-n // B) are ceilings, not floors."""
     left = div.left
@@ -324,8 +395,9 @@ def _grid(ctx: AuditContext, reader: HostReader, fn: HostFunc, ln: Launch, facts
             if n in divisors:
                 continue
             exprs += [v for v in reader.value_before(fn, n, ln.line)[-1:]
-                      if isinstance(v, ast.BinOp) and isinstance(v.op, ast.FloorDiv)]
+                      if isinstance(v, ast.BinOp) and isinstance(v.op, ast.FloorDiv) and not _output_extent(fn, n, v)]
     checked = _modulo_checked(fn)
+    guard = None if checked else _guarding_caller(ctx.model, fn)
     checked_values = [v for v in (reader.int_value(fn, ast.parse(c, mode="eval").body) for c in checked) if v]
     meta = f"lambda {ln.grid.args.args[0].arg}: " if isinstance(ln.grid, ast.Lambda) and ln.grid.args.args else ""
     fixed_grid = f"grid = {meta}" + ast.unparse(_ToCdiv().visit(ast.Tuple(elts=copy.deepcopy(dims), ctx=ast.Load())))
@@ -337,6 +409,8 @@ def _grid(ctx: AuditContext, reader: HostReader, fn: HostFunc, ln: Launch, facts
                     not _divides(reader.int_value(fn, div.right), checked_values):
                 fixed = fixed_grid if any(e is d for d in dims) else ast.unparse(_ToCdiv().visit(copy.deepcopy(e)))
                 ctx.add("grid_floor_division", div, fn.qualname,
+                        verify=f"{fn.qualname}'s callers check the sizes first ({guard}): exact if that check "
+                               f"makes {ctx.text(div.left)} a multiple of {ctx.text(div.right)}" if guard else "",
                         why=f"{ctx.text(div)} rounds down: the last partial block of {ctx.text(div.left)} gets no "
                             "program, and none runs at all when it is smaller than the block",
                         fix=f"triton.cdiv({ctx.text(div.left)}, {ctx.text(div.right)})",

@@ -16,9 +16,11 @@ _IDENTITY = {"max": '-float("inf")', "argmax": '-float("inf")', "min": 'float("i
 _DT_NAME = {"fp16": "tl.float16", "bf16": "tl.bfloat16", "input": "the input's dtype"}
 
 
-def check_kernel(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> None:
-    """Every kernel check; `exact`: the launching wrapper asserts the size is a multiple of the block."""
-    for rule in (_unmasked, _masked_lanes, _unshifted_exp, _low_precision, _missing_eps, _arange,
+def check_kernel(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool, guard: str = "") -> None:
+    """Every kernel check; `exact`: the launching wrapper asserts the size is a multiple of the block; `guard`: what
+    to verify where only the wrapper's callers check it (host_checks.caller_guards): tail findings drop to P2."""
+    _unmasked(ctx, k, trace, exact, guard)
+    for rule in (_masked_lanes, _unshifted_exp, _low_precision, _missing_eps, _arange,
                  _ignored_strides, _atomics, _roundtrip, _int32, _uncoalesced):
         rule(ctx, k, trace, exact)
 
@@ -51,11 +53,11 @@ def _unseen_launch(ctx: AuditContext, k: KernelDecl) -> str:
             "guarantee the size is a multiple of the block")
 
 
-def _unmasked(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool) -> None:
+def _unmasked(ctx: AuditContext, k: KernelDecl, trace: Trace, exact: bool, guard: str = "") -> None:
     if exact:
         return
     exact_tiles = {t for t in trace.shape_constexprs if not trace.tiled.get(t) and t not in trace.strided}
-    verify = _unseen_launch(ctx, k)
+    verify = _unseen_launch(ctx, k) or guard
     for a in _unique(trace.accesses, key=lambda a: id(a.node)):
         if a.mask is not None or a.guarded or a.kind.startswith("atomic_") and a.ptr.block_ptr:
             continue

@@ -79,7 +79,10 @@ class Validated:
         """validate's reproduce line narrowed to the case (and --strict for a robustness case): exits 1 while it
         fails."""
         cmd = shlex.split(self.reproduce)
-        base = str(case or "").split(":")[0].strip()
+        # "odd:grad", "odd:new_values" rerun with case odd; a layout variant ("shrunk:strided") only under its own
+        # label: --only-cases shrunk runs no layout variant, and a robustness reproducer would pass
+        name, _, suffix = str(case or "").partition(":")
+        base = f"{name.strip()}:{suffix}" if suffix in tr.LAYOUT_VARIANTS else name.strip()
         if base and " " not in base and base not in ("import", "-") and "--only-cases" not in cmd:
             cmd += ["--only-cases", base]
         if strict and "--strict" not in cmd:

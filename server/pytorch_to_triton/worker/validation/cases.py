@@ -33,7 +33,7 @@ from .tasks import TaskError, dtype_from_name
 
 # The tiers and their kinds have one home, shared with audit_kernel (tier_rules.py); re-exported for the worker.
 CONTRACT, ROBUSTNESS, REQUIRE_KINDS, TITLES, FIXES = tr.CONTRACT, tr.ROBUSTNESS, tr.REQUIRE_KINDS, tr.TITLES, tr.FIXES
-LAYOUTS = ("transposed", "strided")  # layout_variants' names
+LAYOUTS = tr.LAYOUT_VARIANTS  # layout_variants' names (tier_rules: the audit's reproduce lines name them too)
 NAN_POSITIONS, INF_POSITIONS = 3, 2
 EXTREME_SCALE = 1e4  # |x| ~ 1e4: exp(x) overflows without the max subtracted; x * x stays inside fp32
 

@@ -111,6 +111,8 @@ def _for_variant(f: dict[str, Any], kind: str, how: str, base: str, cases: list[
                 (f"; constructs in {file} that overflow first: {'; '.join(makers)}" if makers else "") +
                 ("; subtract the row max before tl.exp (exp of 88+ is inf in fp32)" if exp else ""))
     if kind == "layout":
+        if not any(c.get("name") == base and not c.get("skipped") for c in cases):  # only_cases=[the variant]
+            return f"{head}; case {base} did not run here: run it too to tell the layout from the values as the cause"
         if not _passed(cases, base):
             return f"{head}; case {base} fails too with the same values: fix that first"
         return (f"{head}; case {base} with the same values passed, so the layout is the cause: the kernel indexes an "
