@@ -353,3 +353,18 @@ def test_a_run_that_ran_no_contract_case_is_no_pass(service) -> None:
     assert not rep.ok and not cand.ok, rep.summary
     assert [f.check for f in cand.findings if f.severity == "fail"] == ["no_cases"], cand.findings
     assert "no contract case ran" in rep.summary, rep.summary
+
+
+def test_the_full_size_without_a_large_shape_is_the_largest_not_the_last() -> None:
+    """The dry run's full size and run_benchmark's shape (issue 46): a SHAPES without "large" that ends on an edge case
+    (tests/faults/reference.py: small 1000, edge_empty, odd_7) is checked and timed at its 1000 elements, not at 7."""
+    from types import SimpleNamespace
+
+    from pytorch_to_triton.worker.validation import cases as cs
+
+    faults = SimpleNamespace(SHAPES={"small": (1000,), "edge_empty": (0,), "odd_7": (7,)})
+    assert cs.bench_shape(faults) == ("small", (1000,))
+    assert cs.full_size(faults, False, None) == ((1000,), "the benchmark's shape small")
+    assert cs.bench_shape(SimpleNamespace(SHAPES={"a": (4, 8), "b": (32,), "c": (8, 4)})) == ("c", (8, 4))  # ties: last
+    assert cs.bench_shape(SimpleNamespace(SHAPES={"large": (5,), "huge": (9,)})) == ("large", (5,))  # named: kept
+    assert cs.bench_shape(SimpleNamespace(SHAPES={"a": (9,)}, BENCH_SHAPES={"b": (3,)})) == ("b", (3,))

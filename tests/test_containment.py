@@ -61,6 +61,22 @@ def test_candidate_crash_fails_that_case_only_and_the_rest_runs(svc: Service, fa
     assert svc.validate(reference="reference.py", candidates=["good.py"], **KW).ok  # the next call is unaffected
 
 
+def test_a_crash_in_the_dry_run_costs_no_case(svc: Service) -> None:
+    """The full-size dry run (issue 46) runs before the cases: a worker it takes down is replaced, the dry run is not
+    tried again, and every case runs; its crash is said as what it is, not as a failed case."""
+    restarts0 = svc.pool.slots[0].restarts
+    rep = svc.validate(reference="reference.py", candidates=["crash_in_dry_run.py"], **KW)
+    cand = rep.candidates[0]
+    assert cand.ok, rep.summary
+    assert set(_cases(rep)) == {"small", "edge_empty", "odd_7", "small:x1e4"}  # no case for the dry run
+    assert not any(f.check == "crashed" for f in cand.findings), cand.findings
+    note = next(n for n in cand.notes if n.startswith("full-size checks not run: the dry run on fake tensors"))
+    assert "crashed the worker" in note and "the cases ran in a fresh worker" in note, note
+    full = cand.model_dump()["full_size"]
+    assert full["ok"] is False and "crashed the worker" in full["fallback"], full
+    assert svc.pool.slots[0].restarts == restarts0 + 1
+
+
 def test_candidate_crash_in_a_middle_case_resumes_the_later_ones(svc: Service) -> None:
     rep = svc.validate(reference="reference_crash_on_odd.py", candidates=["good.py"], only_cases=["small", "medium"],
                        **KW)

@@ -87,6 +87,46 @@ def test_a_wrapper_that_reads_values_gets_a_note_not_a_crash(tmp_path: Path) -> 
 
 
 # ---- the pieces -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("stage", ["stage_sleeps.py", "stage_hoards.py"])
+def test_a_call_that_never_ends_on_fake_tensors_is_stopped_at_the_time_limit(stage: str) -> None:
+    """tests/faults/memory_blowup.py looped on fake tensors until the call's timeout, before any case ran: the dry
+    run's calls are bounded (SIGALRM on the main thread: the sleep; OpLog's deadline in any thread: a loop of torch
+    ops, through the loop's own `except Exception`), and the fallback says which side was stopped and why."""
+    import signal
+    import threading
+    import time
+
+    import torch
+
+    from pytorch_to_triton.worker.device.runtime import RECORDER
+    from pytorch_to_triton.worker.validation import dry_run
+    from pytorch_to_triton.worker.validation.loader import load_task
+
+    task = load_task(FIX / "endless" / "reference.py", FIX / "endless" / stage, None, None, "cpu")
+    at = {"batch_size": 64, "dim": 32}
+    handler = signal.getsignal(signal.SIGALRM)
+    threads = [False] + ([True] if stage == "stage_hoards.py" else [])  # a sleep in a thread: no signal reaches it
+    for in_thread in threads:
+        out: list[Any] = []
+        t0 = time.perf_counter()
+
+        def call(out: list[Any] = out) -> None:
+            out.append(dry_run.run(task, at, torch.float32, "cpu", "test", budget_s=1.0))
+
+        if in_thread:
+            th = threading.Thread(target=call)
+            th.start()
+            th.join(30)
+        else:
+            call()
+        took = time.perf_counter() - t0
+        assert out and took < 10, (in_thread, took)
+        dry = out[0]
+        assert not dry.ok and dry.fallback.startswith("the candidate was still running on fake tensors after 1 s")
+        assert dry.ref_flops is not None and dry.ref_error is None  # the reference ran: its figures are kept
+        assert RECORDER.dry is None and signal.getsignal(signal.SIGALRM) == handler  # nothing left armed
+
+
 def test_the_program_lattice_weighs_every_program_once() -> None:
     from pytorch_to_triton.worker.device.interp_sample import lattice
 

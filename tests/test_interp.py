@@ -395,3 +395,32 @@ def test_fp32_to_fp8e4nv_rounds_to_nearest_even_and_saturates_like_the_gpu(tmp_p
     assert "rounds to nearest even, saturating ('float8_e4m3fn',)" in out, out
     assert "rtne True" in out and "values [0.5, 448.0, 0.0, -0.5" in out, out
     assert "rtz [0.46875" in out, out  # round toward zero: 0.4914 -> 0.46875, not the RTNE patch's 0.5
+
+
+def test_a_new_case_reports_its_first_program_at_once() -> None:
+    """The in-launch events are throttled to one per 0.5 s, but a case event starts the server's watch afresh: the
+    next program reports at once, or a kernel stuck in its first program just after the dry run's sampled programs
+    sent nothing and its timeout could not say "stuck" (tests/faults/kernel_loop.py)."""
+    from pytorch_to_triton.worker.device.interp_progress import Tracker
+
+    sent: list[tuple[str, dict]] = []
+    now = [100.0]
+    tr = Tracker()
+    tr.clock = lambda: now[0]
+    emit = tr.bind(lambda kind, **f: sent.append((kind, f)))
+    emit("progress", message="dry run")
+    tr.launch_begin("sampled")
+    tr.grid(1, 1, 1)
+    tr.program()
+    tr.launch_end(True)
+    assert [f.get("kernel") for _, f in sent if f.get("interp_progress")] == ["sampled"]
+    now[0] += 0.1  # well inside the throttle
+    tr.launch_begin("spin_kernel")
+    tr.program()
+    assert not [f for _, f in sent if f.get("kernel") == "spin_kernel"]  # throttled: same step, no case event
+    tr.launch_end(False)
+    emit("case", key="small|float32|0", case="small", phase="candidate", t=now[0])
+    tr.launch_begin("spin_kernel")
+    tr.program()
+    got = [f for _, f in sent if f.get("kernel") == "spin_kernel"]
+    assert len(got) == 1 and got[0]["programs_done"] == 0 and got[0]["programs_seen"] == 1

@@ -143,7 +143,10 @@ def test_mamba2_stage_passes_with_and_without_a_declared_atol(service) -> None:
                                   only_cases=["sized"])
     cand = _cand(undeclared, "stage1.py")
     assert undeclared.ok, undeclared.summary
-    assert cand.cases[0].tolerance_widened and not cand.findings
+    # no finding of the values; the full-size compile for sm_90 (issue 46: BLOCK_P follows d_head, 16 here, 64 at the
+    # problem's size) may warn that ssd_chunk_output_kernel spills registers there, which is no tolerance matter
+    assert cand.cases[0].tolerance_widened
+    assert all(f.check == "register_spills" and f.severity == "warn" for f in cand.findings), cand.findings
     own = cand.cases[0].outputs[0]["reference_own_max_abs_err"]
     assert own > 1e8 and cand.cases[0].max_abs_err > 1e4 * cand.cases[0].outputs[0]["atol"]
     assert any("PyTorch's own float32 result is off float64" in n for n in cand.notes)

@@ -26,6 +26,7 @@ from .errors import WorkerError
 from .schemas import CandidateReport, CaseResult, Finding
 
 POISONED = "ContextPoisoned"  # worker/validation/case_log.py's error type (and the client's kind for an exiting worker)
+DRY_RUN = "full-size dry run"  # worker/validation/case_log.py's key of the dry run before the cases
 RESUMABLE = ("crashed", POISONED)
 MAX_RESUMES = 8  # worker replacements per candidate; a candidate that crashes on every case stops there
 
@@ -69,10 +70,14 @@ class CaseJournal:
         self.replaced: list[dict[str, Any]] = []
         self.error: dict[str, Any] | None = None  # the first candidate-side crash, for the report's `error`
         self.finished_since_crash = 0  # cases finished since the last candidate-side crash (or the start)
+        self.dry_run_crashed: str | None = None  # how the full-size dry run died, when it took a worker with it
 
     def see(self, msg: dict[str, Any]) -> None:
         """Feed every message of the call; keeps the "case" ones."""
         if msg.get("type") != "case":
+            return
+        if msg.get("step_done"):  # the dry run ended: no case is running (it is no case: nothing to record)
+            self.running = None
             return
         if "done" in msg:
             self.records[str(msg.get("key"))] = msg["done"]
@@ -94,14 +99,15 @@ class CaseJournal:
     def worth_resuming(self) -> bool:
         """Whether a fresh worker should run the rest after the crash now marked in `running`: always after a
         reference-side crash (the harness's fault: the case is skipped for every candidate); after a candidate-side
-        one only when a case finished since the candidate's previous crash or its start."""
+        one only when a case finished since the candidate's previous crash or its start; always after the dry run's
+        (a check before the cases, not run again: its crash must not cost them)."""
         run = self.running
-        return run is not None and (run["phase"] == "reference" or self.finished_since_crash > 0)
+        return run is not None and (run["phase"] in ("reference", "dry_run") or self.finished_since_crash > 0)
 
     def stop_note(self) -> str:
         """What the report says when a candidate's crash ended it (worth_resuming was False)."""
         label = _split(self.running["key"])[0] if self.running else "?"
-        first = not self.replaced
+        first = not any(r["phase"] == "candidate" for r in self.replaced)  # the dry run's crash is not the candidate's
         return (f"the candidate crashed the worker in case {label} " +
                 ("before any of its cases finished" if first else "again, with no case finished since its last crash")
                 + ": its remaining cases were not run (each would cost a fresh worker). Fix this case first, or "
@@ -116,6 +122,8 @@ class CaseJournal:
         detail, err = describe(e) if describe is not None else (str(e), {"type": e.kind, "message": str(e)})
         what = ("lost its CUDA context (a device-side assert or an illegal address)" if e.kind == POISONED else
                 f"crashed the worker ({str(e).split(' during:')[0]})")
+        if run["phase"] == "dry_run":
+            return self._dry_run_crash(e, detail, what)
         if run["phase"] == "reference":
             rec = {"name": label, "dtype": dtype, "trial": trial, "ok": True, "skipped": True,
                    "harness_fault": f"the reference {what}"}
@@ -149,10 +157,26 @@ class CaseJournal:
         self.running = None
         return event
 
+    def _dry_run_crash(self, e: WorkerError, detail: str, what: str) -> dict[str, Any]:
+        """The full-size dry run (the reference and the candidate on fake tensors, before any case) took the worker:
+        a note, no case and no candidate failure (data-less tensors are not what a GPU gets); the cases run in a
+        fresh worker without it."""
+        self.dry_run_crashed = (f"the dry run on fake tensors {what}; the full-size checks were not run and the "
+                                f"cases ran in a fresh worker [{detail[:300]}]")
+        self.notes.append(f"full-size checks not run: {self.dry_run_crashed}")
+        event = {"case": DRY_RUN, "phase": "dry_run", "kind": e.kind, "at": _utc(time.time())}
+        self.replaced.append(event)
+        self.running = None
+        return event
+
     def resume(self, crashes: ReferenceCrashes) -> dict[str, Any]:
-        """The `resume` argument of the next worker: every finished or crashed case, the findings and notes."""
-        return {"records": {**crashes.records, **self.records}, "findings": self.findings, "notes": self.notes,
-                "reference_crashed": sorted(crashes.labels)}
+        """The `resume` argument of the next worker: every finished or crashed case, the findings and notes (and how
+        the dry run died, so that it is not run again)."""
+        out = {"records": {**crashes.records, **self.records}, "findings": self.findings, "notes": self.notes,
+               "reference_crashed": sorted(crashes.labels)}
+        if self.dry_run_crashed:
+            out["dry_run_crashed"] = self.dry_run_crashed
+        return out
 
     def partial(self, now: float | None = None) -> dict[str, Any]:
         """What finished, and the case that was running (with its side and since when), for a failed call."""

@@ -4,7 +4,8 @@ Server -> worker:  {"id": int, "op": "validate"|"benchmark"|"compiled"|"probe"|"
                    ("probe", audit_kernel's probes: args target, harness, entry?, shape?, dtype?, only?, budget_s?,
                    sizes?, sizes_interpreter? (a KernelBench harness: the sidecar's); result probes, entry,
                    entry_line, launched, shape, dtype, device, safety, kernelbench; worker/probe/probes.py)
-Worker -> server:  {"id": int, "type": "progress", "message": str, "progress": float, "total": float|null}
+Worker -> server:  {"id": int, "type": "progress", "message": str, "progress": float|null, "total": float|null}
+                   (progress null: a step that is not a counted run, e.g. the full-size dry run before the cases)
                    {"id": int, "type": "log", "level": "info"|"warning", "message": str}
                    {"id": int, "type": "case", "key": str, "case": str, "phase"|"done": ...}  (worker/validation/case_log.py)
                    {"id": int, "type": "result", "result": {...}}

@@ -50,6 +50,12 @@ class Tracker:
                 self.step_progress = fields.get("progress")
                 self.step_total = fields.get("total")
                 self.sent_progress = self.step_progress
+            if kind in ("progress", "case"):
+                # A new step or case side: the server's watch starts afresh on a case event (worker_client.py), so
+                # the next program reports at once, whatever was sent just before. Otherwise a kernel stuck in its
+                # first program right after the dry run's sampled programs (< 0.5 s earlier) sent nothing at all,
+                # and its timeout could not say "stuck" (tests/faults/kernel_loop.py).
+                self.last_emit = 0.0
             emit(kind, **fields)
 
         return wrapped

@@ -15,13 +15,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+
+from .. import alarm
 
 # The example's tensors, under the interpreter (callers.py checks the recorded call). Its cost is per program, not
 # per element: measured here (Triton 3.9, 2 shared cores) 30-50 ms per program of layer norm at any block size, so the
@@ -60,21 +60,10 @@ def caller_env(interpreter: bool, timeout_s: float) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
-    """CallerTimeout after `seconds` (SIGALRM; only on the main thread, where the worker serves requests)."""
-    if threading.current_thread() is not threading.main_thread() or seconds <= 0:
+    """CallerTimeout after `seconds` (alarm.py: SIGALRM, only on the main thread, where the worker serves requests)."""
+    with alarm.time_limit(seconds, lambda: CallerTimeout(f"still running after {seconds:.0f} s (the caller's time "
+                                                         "limit)")):
         yield
-        return
-
-    def fire(_sig: int, _frame: Any) -> None:
-        raise CallerTimeout(f"still running after {seconds:.0f} s (the caller's time limit)")
-
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@
 The worker sends, for every case (protocol.py, type "case"):
   {"key", "case", "phase": "reference"|"candidate", "t"}   when a side starts running it
   {"key", "case", "done": record, "findings"?, "notes"?}   when it finished (findings/notes only when changed)
+  {"key": DRY_RUN, "case": DRY_RUN, "phase": "dry_run", "t"} / {..., "step_done": true}   around the full-size dry run
 so that a worker that dies (segfault, os._exit, a CUDA fault that poisons its context) or times out leaves the
 server every finished case and the one that was running, on which side. The server (case_journal.py) then starts
 a fresh worker and passes `resume`: the finished records (not run again), the crashed case's record and the
@@ -47,6 +48,11 @@ def is_cuda_fatal(exc: BaseException, device: str) -> bool:
     return False
 
 
+# The step before the cases (run_validation._full_size): the full-size dry run on fake tensors. It is a check, not a
+# case: a worker it crashes is replaced, the cases run in the fresh one, and the dry run is not tried again.
+DRY_RUN = "full-size dry run"
+
+
 def key(label: str, dtype: str, trial: int) -> str:
     """The identity of one case run, the same in every worker of a validation."""
     return f"{label}|{dtype}|{trial}"
@@ -63,6 +69,7 @@ class CaseLog:
         self.findings: list[dict[str, Any]] = list(resume.get("findings") or [])
         self.notes: list[str] = list(resume.get("notes") or [])
         self.reference_crashed: set[str] = set(resume.get("reference_crashed") or [])  # case labels
+        self.dry_run_crashed: str | None = resume.get("dry_run_crashed")  # how an earlier worker's dry run died
         # (label, dtype) -> the record of a case whose candidate side killed an earlier worker: its other trials are
         # not run again (each crash costs a fresh worker; issue 47), they are reported from that record.
         self.crashed = {(r.get("name"), r.get("dtype")): r for r in self.records.values()
@@ -87,6 +94,13 @@ class CaseLog:
     def phase(self, case_key: str, label: str, phase: str) -> None:
         """Tell the server which side of which case starts running now."""
         self.emit("case", key=case_key, case=label, phase=phase, t=time.time())
+
+    def step(self, running: bool) -> None:
+        """Tell the server that the dry run starts (a crash now is the dry run's) or has ended."""
+        if running:
+            self.emit("case", key=DRY_RUN, case=DRY_RUN, phase="dry_run", t=time.time())
+        else:
+            self.emit("case", key=DRY_RUN, case=DRY_RUN, step_done=True)
 
     def done(self, case_key: str, rec: dict[str, Any], findings: dict[str, dict[str, Any]], notes: list[str]) -> None:
         """Send a finished case; the findings and notes ride along only when they changed since the last one."""

@@ -17,6 +17,7 @@ Tiers: the verdict is about the user's problem.
 from __future__ import annotations
 
 import inspect
+import math
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,14 +50,31 @@ DEFAULT_SHAPES: dict[int, dict[str, tuple[int, ...]]] = {
 
 def bench_shape(mod: ModuleType) -> tuple[str, Any]:
     """A function-form reference's benchmark case: BENCH_SHAPES' first entry, else its (or the default) SHAPES'
-    "large" one, else the last: what run_benchmark times and the dry run checks at full size (issue 46)."""
+    "large" one, else the one with the most elements (the last of equals): what run_benchmark times and the dry run
+    checks at full size (issue 46). Not simply the last: SHAPES = {"small": (1000,), "edge_empty": (0,), "odd_7": (7,)}
+    would time, and dry-run as "the full size", a 7-element edge case."""
     bench = getattr(mod, "BENCH_SHAPES", None)
     if bench:
         name = next(iter(bench))
         return name, bench[name]
     shapes = getattr(mod, "SHAPES", None) or DEFAULT_SHAPES[int(getattr(mod, "RANK", 1))]
-    name = "large" if "large" in shapes else list(shapes)[-1]
+    if "large" in shapes:
+        return "large", shapes["large"]
+    sized = {k: _numel(v) for k, v in shapes.items()}
+    if None in sized.values():  # a shape that is not sizes (a dict a make_inputs reads): the declared order decides
+        name = list(shapes)[-1]
+    else:
+        name = max(reversed(list(sized)), key=lambda k: sized[k])  # reversed: the last of equals wins
     return name, shapes[name]
+
+
+def _numel(shape: Any) -> int | None:
+    """Elements of a tuple of sizes, None for anything else."""
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        return shape
+    if isinstance(shape, (tuple, list)) and all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
+        return math.prod(shape)
+    return None
 
 
 def full_size(mod: ModuleType, kernelbench: bool, sizes: dict[str, Any] | None) -> tuple[Any, str]:

@@ -184,7 +184,21 @@ def _full_size(v: Validator, task: Task, args: dict[str, Any], compiler: Any, em
     names = args.get("dtypes") or ([] if task.kernelbench else list(getattr(task.ref_mod, "DTYPES", None) or []))
     dtype = dtype_from_name(names[0]) if names else (kbench.native_dtype(task, at) if task.kernelbench
                                                        else torch.float32)
-    emit("progress", message=f"{who}: dry run at the full size ({label})", progress=0, total=1)
+    # A step without a count: the dry run is a check, not a case run, and the cases' count starts at 0 after it (issue
+    # 49: progress counts case runs and ends at its total); the interpreter's events inside it (the sampled programs)
+    # go out as logs then, and a timeout still names this step.
+    if v.log.dry_run_crashed:  # an earlier worker of this validation died in it (case_journal.py said so): not again
+        return {"at": at, "label": label, "ok": False, "fallback": v.log.dry_run_crashed}
+    emit("progress", message=f"{who}: dry run at the full size ({label})")
+    v.log.step(True)  # a crash from here on is the dry run's: the server resumes the cases without it
+    try:
+        return _dry_run_checks(v, task, args, compiler, at, label, dtype)
+    finally:
+        v.log.step(False)
+
+
+def _dry_run_checks(v: Validator, task: Task, args: dict[str, Any], compiler: Any, at: Any, label: str,
+                    dtype: torch.dtype) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         dry = dry_run.run(task, at, dtype, v.device, label, cast=bool(args.get("dtypes")))
