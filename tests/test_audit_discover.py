@@ -170,19 +170,19 @@ def test_a_tests_own_size_is_shrunk_for_the_interpreter_and_the_sizes_probe_move
 
 def test_the_reproducer_finds_the_caller_again_and_fails_while_the_variant_does() -> None:
     # the tutorial's layer norm reads x with its row stride and a unit last-dim stride: a transposed x fails
-    cmd = [sys.executable, "-m", "pytorch_to_triton.worker.probe.probes", f"{TUT}/layer_norm.py", "--caller",
+    cmd = [sys.executable, "-m", "pytorch_to_triton.probe_repro", f"{TUT}/layer_norm.py", "--caller",
            f"{TUT}/layer_norm.py::test_layer_norm", "--only", "layout: transposed"]
     out = subprocess.run(cmd, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=300)
     assert out.returncode == 1 and "FAIL layout: transposed: non-finite output" in out.stdout, out.stderr[-2000:]
 
 
 def test_a_reproducer_naming_a_caller_the_search_does_not_find_is_refused() -> None:
-    from pytorch_to_triton.worker.probe.callers import request_for
-    from pytorch_to_triton.worker.validation.tasks import TaskError
+    from pytorch_to_triton.audit.discover import request_for
+    from pytorch_to_triton.errors import UsageError
 
     req = request_for(FIX / "tutorials" / "layer_norm.py", f"{TUT}/layer_norm.py::test_layer_norm", ROOT)
     assert [s["name"] for s in req["sources"]] == ["test_layer_norm"] and req["entries"] == ["LayerNorm.apply"]
-    with pytest.raises(TaskError, match=r"no caller '.*layer_norm.py::test_nothing' .*found: .*::test_layer_norm"):
+    with pytest.raises(UsageError, match=r"no caller '.*layer_norm.py::test_nothing' .*found: .*::test_layer_norm"):
         request_for(FIX / "tutorials" / "layer_norm.py", f"{TUT}/layer_norm.py::test_nothing", ROOT)
 
 

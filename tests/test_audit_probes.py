@@ -140,7 +140,7 @@ def test_audit_table_parses_and_refuses_a_dispute_without_a_reason() -> None:
 # ---- the probes, run for real -------------------------------------------------------------------------------
 def _run_repro(target: str, harness: str, only: str | None = None, dtype: str | None = None) \
         -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "pytorch_to_triton.worker.probe.probes", target, "--harness", harness]
+    cmd = [sys.executable, "-m", "pytorch_to_triton.probe_repro", target, "--harness", harness]
     cmd += ["--dtype", dtype] if dtype else []
     env = {**os.environ, "PYTHONPATH": pythonpath()}
     return subprocess.run(cmd + (["--only", only] if only else []), cwd=FIX, env=env, capture_output=True, text=True,
@@ -171,7 +171,7 @@ def test_audit_tool_reports_a_p0_with_a_reproducer_that_fails(service) -> None: 
     args = p0[0].reproducer.split(" --only ")
     only = args[1].strip("'")
     target, harness = args[0].split()[3], args[0].split()[5]
-    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probe.probes", target, "--harness", harness,
+    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.probe_repro", target, "--harness", harness,
                           "--only", only], cwd=ROOT, env={**os.environ, "PYTHONPATH": pythonpath()},
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 1 and "out-of-bounds load" in out.stdout
@@ -576,7 +576,7 @@ def _rerun(reproducer: str) -> subprocess.CompletedProcess[str]:
     import shlex
 
     cmd = shlex.split(reproducer)
-    assert cmd[:3] == ["python", "-m", "pytorch_to_triton.worker.probe.probes"], reproducer
+    assert cmd[:3] == ["python", "-m", "pytorch_to_triton.probe_repro"], reproducer
     return subprocess.run([sys.executable, *cmd[1:]], cwd=ROOT, env={**os.environ, "PYTHONPATH": pythonpath()},
                           capture_output=True, text=True, timeout=300)
 

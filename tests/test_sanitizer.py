@@ -2,13 +2,14 @@
 audit/sanitizer_evidence.py turns what it said into findings and verdicts.
 
 No GPU here: the sanitizer's reports are fixture texts (tests/sanitizer_fixtures, the documented formats); the child's
-own command line (the probes CLI with --mark and several --only) runs for real under the interpreter; the subprocess
+own command line (worker/probe/rerun.py with --mark and several --only) runs for real under the interpreter; the subprocess
 handling runs a stand-in executable (the `exe` seam) that prints a fixture. On a machine without CUDA the interpreter's
 bounds check stands in, and the report says so. benchmarks/gpu_parts/sanitizer.sh runs the real thing on the H100.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -82,7 +83,7 @@ def test_the_example_and_the_p0_candidates_are_chosen_then_the_suspects_probes_w
 def test_the_child_runs_only_the_asked_variants_and_marks_each_before_it_runs() -> None:
     """The probes CLI as the sanitizer's child runs it (here under the interpreter): the marks come in run order."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probe.probes", f"{PKG}/scalepkg/ops_abs.py",
+    out = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probe.rerun", f"{PKG}/scalepkg/ops_abs.py",
                           "--harness", f"{PKG}/harness.py", "--mark", "--only", "example: example",
                           "--only", "sizes: shape (17,)"], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=300)
@@ -91,6 +92,34 @@ def test_the_child_runs_only_the_asked_variants_and_marks_each_before_it_runs() 
     fails = [ln for ln in out.stdout.splitlines() if ln.startswith("FAIL ")]
     assert out.returncode == 1 and fails and all("sizes: shape (17,)" in f for f in fails)
 
+
+def test_with_no_harness_the_child_gets_the_callers_request_as_a_file_and_runs_that_caller() -> None:
+    """Issue 49: the worker hands its child the caller the server found (a JSON file, removed after), so the worker
+    never searches for it with the server's audit/discover.py; the child runs the tutorial's test_layer_norm, whose
+    layer norm reads x with its row stride and a unit last-dim stride: a transposed x fails."""
+    from pytorch_to_triton.audit import discover
+
+    target = ROOT / "tests" / "audit_discover_fixtures" / "tutorials" / "layer_norm.py"
+    spec = "tests/audit_discover_fixtures/tutorials/layer_norm.py::test_layer_norm"
+    found = discover.find(target, ROOT)
+    req = found.request(target, ROOT, lambda p: str(Path(p).resolve().relative_to(ROOT)))
+    assert len(req["sources"]) > 1  # the file has other callers: the child must get only the one that gave the example
+    args = {"target": str(target), "harness": str(target), "caller": req, "caller_spec": spec}
+    with sanitizer.caller_file(args) as given:
+        path = Path(given["caller_request"])
+        cmd = sanitizer.command("memcheck", "/cs", given, ["layout: transposed"])
+        assert cmd[cmd.index("--caller-request") + 1] == str(path) and "--harness" not in cmd, cmd
+        sent = json.loads(path.read_text())
+        assert [s["spec"] for s in sent["sources"]] == [spec] and sent["entries"] == req["entries"]
+        child = cmd[cmd.index(sys.executable):]
+        out = subprocess.run(child, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+                             capture_output=True, text=True, timeout=300)
+    assert not path.exists()
+    marks = [ln.removeprefix(sanitizer.MARK) for ln in out.stdout.splitlines() if ln.startswith(sanitizer.MARK)]
+    assert marks[-1:] == ["layout: transposed"], out.stdout + out.stderr[-2000:]
+    assert out.returncode == 1 and "FAIL layout: transposed: non-finite output" in out.stdout, out.stderr[-2000:]
+    with sanitizer.caller_file({"target": "k.py", "harness": "h.py"}) as given:  # a harness: no file
+        assert "caller_request" not in given
 
 def _stand_in(tmp_path: Path, text: str, sleep: float = 0.0) -> str:
     """An executable that prints a sanitizer report whatever it is given (the `exe` seam of sanitizer.run)."""
@@ -136,7 +165,7 @@ def _probed(errors: list[dict], ran: list[str], device: str = "cuda") -> dict:
 
 
 def _repro(probe: str, variant: str) -> str:
-    return f"python -m pytorch_to_triton.worker.probe.probes t.py --harness h.py --only '{probe}: {variant}'"
+    return f"python -m pytorch_to_triton.probe_repro t.py --harness h.py --only '{probe}: {variant}'"
 
 
 def test_an_invalid_access_on_a_contract_input_is_a_p0_on_the_sanitizers_line_of_its_own_file() -> None:

@@ -14,7 +14,8 @@ the AST only: nothing here imports or runs the user's code.
 The worker (worker/probe/callers.py) runs the candidates in this order and records the first call of one of the
 file's kernel-launching functions (`Found.entries`): that call, as the caller makes it, is the probes' example. A
 candidate found but unusable as it stands (a test whose arguments are pytest fixtures) carries `why_not` and is
-named in the report, not run. The callers inside one file are caller_sources.py's (their arguments and references:
+named in the report, not run. request_for() finds one candidate again for a reproducer's --caller (probe_repro.py,
+run outside the server). The callers inside one file are caller_sources.py's (their arguments and references:
 caller_args.py), those in the package's other files package_callers.py's; this module orders them.
 """
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from .caller_sources import Callers, Source, has_call, module_name, refs
 from .imports import follow, package_root
 from .names import dotted
@@ -99,6 +101,30 @@ def find(target: Path, root: Path, read: Callable[[Path], str] | None = None) ->
     out.searched.append(searched)
     return out
 
+
+
+def request_for(target: Path, spec: str, root: Path | None = None) -> dict[str, Any]:
+    """The worker's `caller` argument for the one candidate a reproducer's --caller names ('tests/x.py::test_softmax',
+    probe_repro.py), found again from the files; UsageError naming the candidates when the search finds no such one."""
+    root = (root or Path.cwd()).resolve()
+    found = find(target.resolve(), root)
+    rel = _rel_to(root)
+    req = found.request(target.resolve(), root, rel)
+    req["sources"] = [s for s in req["sources"] if s["spec"] == spec]
+    if not req["sources"]:
+        known = ", ".join(s.spec(rel) for s in found.usable()) or "none"
+        raise UsageError(f"no caller {spec!r} of {target} (found: {known})")
+    return req
+
+
+def _rel_to(root: Path) -> Callable[[Path], str]:
+    def rel(p: Path) -> str:
+        try:
+            return str(Path(p).resolve().relative_to(root))
+        except ValueError:
+            return str(p)
+
+    return rel
 
 def entries(model: FileModel) -> list[str]:
     """The file's kernel-launching callables as the worker wraps them: functions ('softmax'), an autograd Function's

@@ -43,7 +43,7 @@ class ProbePlan:
             return ""
         example = ["--caller", self.display["caller"]] if self.display.get("caller") else \
             ["--harness", self.display["harness"]]
-        cmd = ["python", "-m", "pytorch_to_triton.worker.probe.probes", self.display["target"], *example]
+        cmd = ["python", "-m", "pytorch_to_triton.probe_repro", self.display["target"], *example]
         if self.args.get("entry"):
             cmd += ["--entry", self.args["entry"]]
         if self.args.get("shape") is not None:

@@ -328,7 +328,7 @@ REPROS = {"rms_norm": "layout: transposed", "rms_norm_dquant": "layout: transpos
 
 
 def probe_repros() -> int:
-    """The four false probe P0s of held_out_25, each probe's own reproducer (the worker's probes module) on this
+    """The four false probe P0s of held_out_25, each probe's own reproducer (pytorch_to_triton.probe_repro) on this
     device: layout ones FAIL (the kernel really reads a transposed x wrong; false because callers give contiguous x),
     gemm_a16w8's reference FAILs ("1 outputs vs 4": the harness's in-place reference), dynamic_quant's reference
     FAILs only with codes one step off at the tie (as dq_tie)."""
@@ -336,7 +336,7 @@ def probe_repros() -> int:
     import sys
 
     for f, only in REPROS.items():
-        r = subprocess.run([sys.executable, "-m", "pytorch_to_triton.worker.probe.probes",
+        r = subprocess.run([sys.executable, "-m", "pytorch_to_triton.probe_repro",
                             str(CORPUS / "flashnn" / f"{f}.py"), "--harness", str(HARNESSES / "flashnn" / f"{f}.py"),
                             "--only", only], cwd=ROOT, capture_output=True, text=True, timeout=140)
         first = next((ln for ln in r.stdout.splitlines() if ln.startswith(("FAIL", "PASS", "ok"))), r.stdout[-160:])

@@ -336,28 +336,3 @@ def from_callers(target: Path, req: dict[str, Any], rt: Any, budget_s: float, em
         return Example(session, call, reasons, min(TIME_PER_CALLER_S, max(5.0, left)))
     raise TaskError("inputs", "no usable example call: " + "; ".join(reasons), usage=True)
 
-
-def request_for(target: Path, spec: str, root: Path | None = None) -> dict[str, Any]:
-    """The worker's `caller` argument for one candidate named by its spec ('tests/x.py::test_softmax'), found
-    again from the files (the reproducer's --caller)."""
-    from ...audit import discover
-
-    root = (root or Path.cwd()).resolve()
-    found = discover.find(target.resolve(), root)
-    rel = _rel_to(root)
-    req = found.request(target.resolve(), root, rel)
-    req["sources"] = [s for s in req["sources"] if s["spec"] == spec]
-    if not req["sources"]:
-        known = ", ".join(s.spec(rel) for s in found.usable()) or "none"
-        raise TaskError("inputs", f"no caller {spec!r} of {target} (found: {known})", usage=True)
-    return req
-
-
-def _rel_to(root: Path) -> Callable[[Path], str]:
-    def rel(p: Path) -> str:
-        try:
-            return str(Path(p).resolve().relative_to(root))
-        except ValueError:
-            return str(p)
-
-    return rel

@@ -10,17 +10,15 @@ A KernelBench-form task reference (Model, get_inputs, get_init_inputs; no make_i
 probe_kb.py runs ModelNew on get_inputs() with Model as the reference, and the sizes move through the problem's
 module-level constants.
 
-A failure carries the probe, the variant's label and what went wrong; `python -m pytorch_to_triton.worker.probe.probes
-TARGET --harness H --only "PROBE: LABEL"` reruns that one variant and exits 1 while it still fails (the reproducer).
+A failure carries the probe, the variant's label and what went wrong; `python -m pytorch_to_triton.probe_repro
+TARGET --harness H --only "PROBE: LABEL"` reruns that one variant and exits 1 while it still fails (the reproducer;
+rerun.py runs it here, in a process of its own).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -469,56 +467,3 @@ def _sanitize(args: dict[str, Any], rt: Any, probes: list[dict[str, Any]], probe
     chosen = sanitizer.variants(probes, tuple(args.get("sanitize_probes") or ()))
     return {"variants": chosen, **sanitizer.run(args, chosen, left)}
 
-
-def main(argv: list[str] | None = None) -> int:
-    """The reproducer: rerun one probe variant (or all) outside the server; exit 1 while anything fails."""
-    ap = argparse.ArgumentParser(prog="python -m pytorch_to_triton.worker.probe.probes", description=main.__doc__)
-    ap.add_argument("target", help="the audited Triton file")
-    ap.add_argument("--harness", help="make_inputs(case) (+ ENTRY, SHAPES/AUDIT_SHAPE, reference), or "
-                    "a KernelBench-form task reference (the target defines ModelNew)")
-    ap.add_argument("--caller", help="instead of --harness: the file's own caller that gave the audit its example "
-                    "call, as the report names it ('path::test_softmax', 'path::__main__'; callers.py)")
-    ap.add_argument("--entry")
-    ap.add_argument("--shape", type=json.loads, help='the example shape as JSON, e.g. [4, 1000] (KernelBench: the '
-                    'sizes, e.g. {"batch_size": 64, "dim": 512})')
-    ap.add_argument("--dtype", help="the example dtype (default float32; KernelBench: the problem's own)")
-    ap.add_argument("--only", action="append", help='one variant, "PROBE: LABEL" as the report names it (repeat it '
-                    "for several)")
-    ap.add_argument("--mark", action="store_true", help="print a line before each asked-for variant runs (the "
-                    "compute-sanitizer child reads it to put each error on its variant)")
-    a = ap.parse_args(argv)
-    if not (a.harness or a.caller):
-        ap.error("give --harness or --caller")
-    from ..device.runtime import setup
-
-    rt = setup()
-    caller = None
-    if a.caller:
-        from .callers import request_for
-
-        try:
-            caller = request_for(Path(a.target), a.caller)
-        except TaskError as e:
-            ap.error(str(e))
-    res = run_probes({"target": a.target, "harness": a.harness or a.target, "entry": a.entry, "shape": a.shape,
-                      "dtype": a.dtype, "only": a.only, "budget_s": 1e9, "mark": a.mark, "sanitizer": False,
-                      "target_gpus": "none", "caller": caller}, rt)
-    if res.get("no_example"):
-        print(res["no_example"])
-        return 2
-    failures = [(p["name"], f) for p in res["probes"] for f in p["failures"]]
-    if a.only:  # one variant asked for: it fails whatever its tier (a robustness finding's reproducer too)
-        failures += [(p["name"], f) for p in res["probes"] for f in p.get("aside") or []]
-    for name, f in failures:  # a person's terminal, not the MCP channel
-        print(f"FAIL {name}: {f['variant']}: {f['what']} {f.get('detail') or f.get('error', '')}")
-    if not a.only:  # robustness records: failures only where the contract gives such inputs (the server decides)
-        for p in res["probes"]:
-            for f in p.get("aside") or []:
-                print(f"ASIDE {p['name']}: {f['variant']}: {f['what']} (robustness kind {f.get('kind')})")
-    if not failures:
-        print("no probe failed")
-    return 1 if failures else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,8 +7,12 @@ PYTORCH_NO_CUDA_MEMORY_CACHING=1 gave each tensor its own allocation). So after 
 (the example call, every failing variant that can be a P0, and the variants of the probes that would expose a static
 memory suspect) run again in ONE child per tool:
 
-    compute-sanitizer --tool memcheck --print-limit N python -m pytorch_to_triton.worker.probe.probes TARGET --harness H
+    compute-sanitizer --tool memcheck --print-limit N python -m pytorch_to_triton.worker.probe.rerun TARGET --harness H
         --mark --only "example: example" --only "sizes: shape (17,)" ...
+
+(with no harness, `--caller-request FILE` instead of --harness: the caller the server found and the example came
+from, as the worker was given it, in a JSON file of the worker's scratch directory; the child runs that caller again
+without searching for it, so the worker needs none of the server's audit/discover.py).
 
 with PYTORCH_NO_CUDA_MEMORY_CACHING=1, under a timeout. `--mark` prints MARK + the variant before each call, so an
 error is put on the variant that ran it. memcheck (out-of-bounds and misaligned accesses) runs on all of them;
@@ -23,13 +27,16 @@ parse() reads the sanitizer's text into records; audit/sanitizer_evidence.py (se
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,13 +90,12 @@ def command(tool: str, exe: str, args: dict[str, Any], chosen: list[str]) -> lis
     ports = sandbox.STATE.tcp_ports  # a confined worker: the only ports its ruleset lets the two talk over
     cmd = [exe, "--tool", tool, "--print-limit", str(PRINT_LIMIT)]
     cmd += ["--port", str(ports[0]), "--max-connections", str(len(ports))] if ports else []
-    example = ["--caller", str(args["caller_spec"])] if args.get("caller_spec") else ["--harness", str(args["harness"])]
-    cmd += [sys.executable, "-m", "pytorch_to_triton.worker.probe.probes", str(args["target"]), *example, "--mark"]
+    example = ["--caller-request", str(args["caller_request"])] if args.get("caller_request") else \
+        ["--harness", str(args["harness"])]
+    cmd += [sys.executable, "-m", "pytorch_to_triton.worker.probe.rerun", str(args["target"]), *example, "--mark"]
     if args.get("entry"):
         cmd += ["--entry", str(args["entry"])]
     if args.get("shape") is not None:
-        import json
-
         cmd += ["--shape", json.dumps(args["shape"], separators=(",", ":"))]
     if args.get("dtype"):
         cmd += ["--dtype", str(args["dtype"])]
@@ -120,14 +126,35 @@ def run(args: dict[str, Any], chosen: list[str], budget_s: float, exe: str | Non
                            "--no-sandbox", "runs": []}
     runs = []
     deadline = time.monotonic() + budget_s
-    for tool in tools:
-        left = deadline - time.monotonic()
-        todo = chosen if tool == "memcheck" else [EXAMPLE]
-        if left < 10:
-            runs.append({"tool": tool, "variants": todo, "not_run": "the audit's time budget was spent"})
-            continue
-        runs.append(_one(tool, exe, args, todo, left if tool == tools[-1] else 0.7 * left))
+    with caller_file(args) as args:
+        for tool in tools:
+            left = deadline - time.monotonic()
+            todo = chosen if tool == "memcheck" else [EXAMPLE]
+            if left < 10:
+                runs.append({"tool": tool, "variants": todo, "not_run": "the audit's time budget was spent"})
+                continue
+            runs.append(_one(tool, exe, args, todo, left if tool == tools[-1] else 0.7 * left))
     return {"path": exe, "runs": runs}
+
+
+@contextlib.contextmanager
+def caller_file(args: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """`args` with `caller_request`: a JSON file holding the worker's `caller` argument narrowed to the caller that
+    gave the example (`caller_spec`), removed afterwards; `args` as given when a harness gave the example. A file,
+    not an argument: a caller's code travels in it, and one argument may hold at most 128 KiB (Linux)."""
+    if not (args.get("caller") and args.get("caller_spec")):
+        yield args
+        return
+    req = {**args["caller"], "sources": [s for s in args["caller"].get("sources") or []
+                                         if s.get("spec") == args["caller_spec"]]}
+    fd, path = tempfile.mkstemp(prefix="p2t-caller-", suffix=".json")  # the scratch directory when confined
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(req, f)
+        yield {**args, "caller_request": path}
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def _one(tool: str, exe: str, args: dict[str, Any], chosen: list[str], timeout_s: float) -> dict[str, Any]:
