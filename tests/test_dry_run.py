@@ -127,6 +127,27 @@ def test_a_call_that_never_ends_on_fake_tensors_is_stopped_at_the_time_limit(sta
         assert RECORDER.dry is None and signal.getsignal(signal.SIGALRM) == handler  # nothing left armed
 
 
+def test_a_stopped_dry_run_leaves_nothing_behind_in_the_worker() -> None:
+    """The time limit's SIGALRM can land between a `with` block's __enter__ and its body, where __exit__ never runs:
+    an OpLog left on the dispatch stack made every later torch op of the process raise DryRunTimeout (CI, 2026-12-07:
+    30 tests after one stopped dry run; without the fix 4 of these 60 stops leaked). Stops at many points of the
+    call: after each, no dispatch mode, grad on, no recorder, and torch computes."""
+    import torch
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    from pytorch_to_triton.worker.device.runtime import RECORDER
+    from pytorch_to_triton.worker.validation import dry_run
+    from pytorch_to_triton.worker.validation.loader import load_task
+
+    task = load_task(FIX / "endless" / "reference.py", FIX / "endless" / "stage_hoards.py", None, None, "cpu")
+    for i in range(60):
+        budget = 0.002 + 0.003 * (i % 10)  # 2-29 ms: the alarm lands at a different place of the call each time
+        dry = dry_run.run(task, {"batch_size": 64, "dim": 32}, torch.float32, "cpu", "test", budget_s=budget)
+        assert dry.fallback, (i, budget)
+        assert not _get_current_dispatch_mode_stack() and torch.is_grad_enabled() and RECORDER.dry is None, (i, budget)
+        assert torch.ones(2).add(1).tolist() == [2.0, 2.0]
+
+
 def test_the_program_lattice_weighs_every_program_once() -> None:
     from pytorch_to_triton.worker.device.interp_sample import lattice
 

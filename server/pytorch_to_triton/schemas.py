@@ -126,6 +126,8 @@ class CandidateReport(_Open):
     composition: Any = Field(None, description="what the candidate is made of: Triton kernels, library ops (cuBLAS "
                              "matmuls, ...), Triton's share of the GPU time; `line` summarizes it")
     worker_replacements: Any = Field(None, description="workers replaced after a crash inside a case, and where")
+    full_size: Any = Field(None, description="the dry run at the problem's full size (no GPU: fake tensors): its sizes, "
+                           "launches and the contract findings it raised, or why it could not run")
     target_compile: Any = Field(None, description="interpreter only: each launched specialisation compiled for the "
                                 "target GPU(s) (sm_90 unless target_gpus says otherwise) by this Triton: per kernel, "
                                 "config and target: ok or the compiler's error and line, registers, spills, shared "

@@ -31,5 +31,7 @@ def time_limit(seconds: float, stop: Callable[[], BaseException]) -> Iterator[bo
     try:
         yield True
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        finally:  # the alarm may fire here: the handler is put back all the same
+            signal.signal(signal.SIGALRM, old)

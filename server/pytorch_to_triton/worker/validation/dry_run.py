@@ -231,12 +231,55 @@ def run(task: Task, at: Any, dtype: torch.dtype | None, device: str, label: str,
         budget_s: float = CALL_BUDGET_S) -> DryRun:
     """The dry run of task's reference and candidate at `at` (KernelBench sizes or a function-form shape); calls
     still running after budget_s are stopped (DryRun.fallback says so)."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
 
     dry = DryRun(at=at, label=label)
     host = str(Path(task.cand_path).resolve()) if task.cand_path else None
     view = gpu_view(task, dry.notes)
     ctx = _kb_sizes(task, at) if task.kernelbench else contextlib.nullcontext()
+    before = _state()
+    try:
+        _run_bounded(task, at, dtype, device, cast, view, host, dry, ctx, budget_s)
+    finally:
+        _restore(before)
+    return dry
+
+
+def _state() -> tuple[Any, ...]:
+    """What the dry run sets process-wide and a `with` block would put back: the dispatch mode stack's depth, the
+    fake mode, grad mode, the launch recorder and the autotuner methods dry_launch.recording patches."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+    from triton.runtime import autotuner
+
+    fake = torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
+    return (len(_get_current_dispatch_mode_stack()), fake, torch.is_grad_enabled(),
+            autotuner.Autotuner.prune_configs, autotuner.Autotuner.run)
+
+
+def _restore(before: tuple[Any, ...]) -> None:
+    """Put back what a stopped call left behind. The time limit's SIGALRM raises wherever the call is, also between
+    a `with` block's __enter__ and its body, and then __exit__ never runs: an OpLog left on the dispatch stack made
+    every later torch op of the worker raise DryRunTimeout (the CI run of 2026-12-07: 30 tests after one stopped
+    dry run in the same process)."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack, _pop_mode
+    from triton.runtime import autotuner
+
+    from ..device.runtime import RECORDER
+
+    depth, fake, grad, prune, run_ = before
+    while len(_get_current_dispatch_mode_stack()) > depth:
+        _pop_mode()
+    if fake is None and torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is not None:
+        torch._C._unset_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
+    torch.set_grad_enabled(grad)
+    RECORDER.dry = None
+    autotuner.Autotuner.prune_configs, autotuner.Autotuner.run = prune, run_
+
+
+def _run_bounded(task: Task, at: Any, dtype: torch.dtype | None, device: str, cast: bool, view: ModuleType | None,
+                 host: str | None, dry: DryRun, ctx: Any, budget_s: float) -> None:
+    """run()'s body: both calls on fake tensors within budget_s (DryRun.fallback says which was stopped)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
     with ctx, FakeTensorMode(allow_non_fake_inputs=True), torch.no_grad():
         originals = _gpu_sized(task, view, at) if view is not None and task.kernelbench else {}
         try:
@@ -253,7 +296,6 @@ def run(task: Task, at: Any, dtype: torch.dtype | None, device: str, label: str,
         finally:
             if view is not None and originals:
                 sz.set_sizes(view, originals, {})
-    return dry
 
 
 def _run_both(task: Task, at: Any, dtype: torch.dtype | None, device: str, cast: bool, view: ModuleType | None,
