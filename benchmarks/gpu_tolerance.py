@@ -50,9 +50,10 @@ def _row(name: str, rep, t: float) -> dict:
             "warns": [f.check for f in c.findings if f.severity != "fail"],
             "main_case": main.name if main is not None else None,
             "max_abs_err": main.max_abs_err if main is not None else None,
-            "own_max_abs_err": outs[0].get("reference_own_max_abs_err"),
+            "own_max_abs_err": outs[0].get("reference_own_max_abs_err"), "tail": outs[0].get("tail"),
             "cases": [(x.name, x.ok) for x in c.cases], "summary_line": rep.summary.splitlines()[1:2],
-            "notes": [n for n in c.notes if "PyTorch's own" in n or "declared atol" in n or "full size" in n][:4]}
+            "notes": [n for n in c.notes if "PyTorch's own" in n or "declared atol" in n or "full size" in n or
+                      "rounding's tail" in n][:5]}
 
 
 def main() -> int:
@@ -107,7 +108,7 @@ def main() -> int:
                 misses.append(row)
             print(f"{name}: {'as expected' if good else 'MISS'} ok={rep.ok} verdict={rep.verdict!r} {row['time_s']} s "
                   f"case={row['main_case']} max_abs_err={row['max_abs_err']} own_max_abs_err={row['own_max_abs_err']}"
-                  f" fails={row['fails']} warns={row['warns']}", flush=True)
+                  f" tail={row['tail']} fails={row['fails']} warns={row['warns']}", flush=True)
             print(f"  {line[:400]}", flush=True)
             for n in row["notes"]:
                 print(f"  note: {n[:300]}", flush=True)

@@ -252,6 +252,9 @@ def with_partial(report: CandidateReport, e: WorkerError) -> CandidateReport:
                                 error={"type": e.kind, "message": str(e)[:400], "phase": run["phase"]},
                                 running_since=run["since"], running_for_s=run["for_s"]))
     findings += [Finding.model_validate(f) for f in part.get("findings") or []]
+    error = report.error
+    if run is not None and isinstance(error, dict) and "case" not in error:
+        error = {**error, "case": run["case"]}  # the error names the case it came from, as a resumed crash's does
     n_done = len(part.get("cases") or [])
     notes = [*part.get("notes", []), f"{n_done} case(s) had finished before the {e.kind}: their results are kept"]
-    return report.model_copy(update={"cases": cases, "findings": findings, "notes": notes})
+    return report.model_copy(update={"cases": cases, "findings": findings, "notes": notes, "error": error})

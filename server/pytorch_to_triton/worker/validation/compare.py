@@ -19,7 +19,7 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 WORST_K = 5
 # Comparisons run over slices of this many elements: 8 Mi float64 temporaries are 64 MiB each, and compare()
 # peaks at 7.4 slices' worth of them alone, 8.5 with a second run and the own-error windows (measured with the RSS
-# high-water mark, CPU, 2026-12-11; same_within_rounding 6.5), so ~0.6 GiB against tens of GiB for whole
+# high-water mark, CPU, 2026-12-07; same_within_rounding 6.5), so ~0.6 GiB against tens of GiB for whole
 # 1.6 G-element outputs. 200 slices of a 6.4 GB output cost ~4000 launches.
 CHUNK_ELEMS = 1 << 23
 CHUNK_TEMPS = 9
@@ -56,7 +56,7 @@ def tolerance_for(dtype: torch.dtype, overrides: dict[str, Any] | None, case: An
 # element; a candidate may be off by OWN_FACTOR times that, on top of the declared or default (rtol, atol). The
 # yardstick is local: the largest own error in each window of OWN_WINDOW consecutive output elements, not the one
 # global maximum. Why both numbers (KernelBench L3 48_Mamba2ReturnY, outputs 1e2..5e21 in one tensor, CPU, torch
-# 2.13, 2026-12-11; references/tolerances.md has the table):
+# 2.13, 2026-12-07; references/tolerances.md has the table):
 # - global: PyTorch's own max error was 2.9e15 at 256x128x8x64; as one atol it passes anything below that at the
 #   98 % of elements under 1e4, and a stage that drops the diagonal term (off by ~5 at elements of ~100) passed.
 # - elementwise (|cand - ref64| <= c |ref32 - ref64|): two fp32 orders of summation err at different elements, so
@@ -66,6 +66,15 @@ def tolerance_for(dtype: torch.dtype, overrides: dict[str, Any] | None, case: An
 #   1024), so OWN_FACTOR 4 leaves 3x; the dropped diagonal term is off by 1e5 x the own error of its window.
 OWN_WINDOW = 64
 OWN_FACTOR = 4.0
+# The tail (issue 48, H100 2026-12-07: a correct fp32 Mamba2 stage at 2048x128x8x64 had 15 of 134,217,728 elements
+# past 4x their window's own error). A window's own error is the largest of 64 draws, a noisy yardstick: over
+# millions of windows a few fall low (the max of 64 half-normal draws is below 1.3 sigma once in a million windows)
+# while the candidate's largest error over 1e8 elements reaches about 5.7 sigma, so an implementation exactly as
+# accurate as PyTorch's puts a handful of elements past 4x at that size. The max over a window and its two
+# neighbours (192 draws) is not below 1.9 sigma in 1e12 windows, so 4x of it holds the tail. Only a few elements may
+# lean on the neighbours: at most one in TAIL_PER elements (at least one) of the output; past that count each is a
+# mismatch as before, so a bug of many elements (the dropped diagonal: 1e8 of them at 1e5x) fails as it did.
+TAIL_PER = 1 << 20
 
 
 @dataclass
@@ -77,9 +86,24 @@ class OwnError:
     max: float  # the largest of them
     ref_amax: float  # max |float64 reference| over its finite elements (the outputs' scale, for the notes)
 
-    def slice(self, s: int, e: int) -> torch.Tensor:
-        """The windows of flat elements s..e (s a multiple of OWN_WINDOW)."""
-        return self.windows[s // OWN_WINDOW:-(-e // OWN_WINDOW)]
+    def slice(self, s: int, e: int, near: bool = False) -> torch.Tensor:
+        """The windows of flat elements s..e (s a multiple of OWN_WINDOW); `near`: each the largest of it and its
+        two neighbours (the tail's yardstick)."""
+        w = self.near if near else self.windows
+        return w[s // OWN_WINDOW:-(-e // OWN_WINDOW)]
+
+    @property
+    def near(self) -> torch.Tensor:
+        if getattr(self, "_near", None) is None:
+            w = self.windows[None, None]
+            self._near = torch.nn.functional.max_pool1d(w, 3, stride=1, padding=1)[0, 0] if w.numel() > 1 else \
+                self.windows
+        return self._near
+
+
+def tail_allowed(numel: int) -> int:
+    """How many elements of an output of `numel` may pass by their neighbours' own error (TAIL_PER)."""
+    return max(1, numel // TAIL_PER)
 
 
 def own_error(native: torch.Tensor, ref64: torch.Tensor, chunk: int | None = None) -> OwnError | None:
@@ -212,7 +236,10 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chun
     ref_norm1 = diff_norm1 = 0.0
     mismatches = nonfinite = 0
     worst: list[tuple[float, int, float | str, float | str]] = []
+    tail_worst: list[tuple[float, int, float | str, float | str]] = []
     first_bad: int | None = None
+    first_tail: int | None = None
+    tail = 0
     # The own error's windows must start at slice starts: slices of a multiple of OWN_WINDOW
     step = max(OWN_WINDOW, int(chunk or CHUNK_ELEMS) // OWN_WINDOW * OWN_WINDOW) if own is not None else chunk
     slices = _slices(n, step)
@@ -266,21 +293,35 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chun
         diff_sq += stats[3] ** 2
         nonfinite += int(stats[4])
         n_bad = int(stats[5])
+        if n_bad and own is not None:  # the tail: elements within 4x their neighbours' own error (TAIL_PER)
+            near = r.abs().mul_(rtol).add_(atol)
+            _add_own(near, own.slice(s, e, near=True))
+            near = bad & (diff <= near)
+            n_near = int(near.sum())
+            if n_near:
+                tail += n_near
+                tail_worst = _worst(tail_worst, near, diff, o, r, s, n_near)
+                if first_tail is None:
+                    first_tail = s + int(torch.nonzero(near)[0])
+                bad &= near.logical_not_()
+                n_bad -= n_near
+            del near
         if n_bad:
             mismatches += n_bad
             if first_bad is None:
                 first_bad = s + int(torch.nonzero(bad)[0])
-            k = min(WORST_K, n_bad)
-            score = torch.where(bad, diff, -1.0)
-            vals, idx = torch.topk(score, k)
-            for v, i in zip(vals.tolist(), idx.tolist()):
-                worst.append((v, s + i, _num(o[i]), _num(r[i])))
-            worst = sorted(worst, key=lambda w: (-w[0], w[1]))[:WORST_K]
+            worst = _worst(worst, bad, diff, o, r, s, n_bad)
     # One slice: the norms as computed; several: the norm of the per-slice norms is the norm of the whole.
     ref_norm, diff_norm = (ref_norm1, diff_norm1) if len(slices) == 1 else (math.sqrt(ref_sq), math.sqrt(diff_sq))
     res["max_abs_err"] = max_abs
     res["max_rel_err"] = max_rel
     res["rel_l2_err"] = diff_norm / ref_norm if ref_norm > 0 else diff_norm
+    if tail and tail > tail_allowed(n):  # too many to be rounding's tail: each is a mismatch
+        mismatches += tail
+        worst = sorted(worst + tail_worst, key=lambda w: (-w[0], w[1]))[:WORST_K]
+        first_bad = min(x for x in (first_bad, first_tail) if x is not None)
+    elif tail:
+        res["tail"] = tail  # passed by their neighbours' own error (TAIL_PER): the case's notes say so
     res["mismatches"] = mismatches
     res["nonfinite"] = nonfinite
     res["ref_amax"] = ref_amax
@@ -291,6 +332,14 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chun
         res["worst"] = [{"index": _index(i, shape), "got": got, "expected": exp} for _, i, got, exp in worst]
         res["first_bad_index"] = _index(first_bad or 0, shape)
     return res
+
+
+def _worst(worst: list, bad: torch.Tensor, diff: torch.Tensor, o: torch.Tensor, r: torch.Tensor, s: int,
+           n_bad: int) -> list:
+    """`worst` with the slice's largest errors among `bad` merged in (WORST_K kept)."""
+    vals, idx = torch.topk(torch.where(bad, diff, -1.0), min(WORST_K, n_bad))
+    worst = worst + [(v, s + i, _num(o[i]), _num(r[i])) for v, i in zip(vals.tolist(), idx.tolist())]
+    return sorted(worst, key=lambda w: (-w[0], w[1]))[:WORST_K]
 
 
 class _RunsPass:
