@@ -34,15 +34,18 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def corpus_sample(items, keep, ids=None) -> list:
+def corpus_sample(items, keep, ids=None, long=None) -> list:
     """A corpus as pytest params: the entries in `keep` run in the default command (the corpus's sample, picked to
-    cover each kind it holds), every other one carries the `corpus` mark (`python -m pytest -m corpus`). tests/README.md
-    says when to use it: a parametrized test over a whole corpus."""
-    keep = set(keep)
-    missing = keep - set(items)
+    cover each kind it holds), the entries in `long` the `long` mark (python -m pytest -m long: measurement batches
+    and cross-checks of an hour, not in CI), every other one the `corpus` mark (`python -m pytest -m corpus`).
+    tests/README.md says when to use it: a parametrized test over a whole corpus."""
+    keep, long = set(keep), set(long or ())
+    missing = (keep | long) - set(items)
     assert not missing, f"the sample names entries the corpus lacks: {sorted(map(str, missing))}"
+    assert not keep & long, "an entry is either in the default sample or long, not both"
     return [pytest.param(*(x if isinstance(x, tuple) else (x,)), id=None if ids is None else ids(x),
-                         marks=() if x in keep else pytest.mark.corpus) for x in items]  # a tuple: several argnames
+                         marks=() if x in keep else pytest.mark.long if x in long else pytest.mark.corpus)
+            for x in items]  # a tuple: several argnames
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -50,6 +53,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords and not HAS_CUDA:
             item.add_marker(skip)
+    # `long` (tests/README.md): re-audits of the held-out measurement batches and the audit-vs-validate cross-check
+    # over whole corpora, about an hour on 2 cores; they run only when -m names them (python -m pytest -m long).
+    if "long" not in (config.getoption("markexpr") or ""):
+        gone = [i for i in items if "long" in i.keywords]
+        if gone:
+            config.hook.pytest_deselected(items=gone)
+            items[:] = [i for i in items if "long" not in i.keywords]
 
 
 @pytest.fixture(scope="session")

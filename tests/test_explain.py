@@ -67,7 +67,6 @@ def svc():
     s.close()
 
 
-@pytest.mark.slow
 def test_cpu_explain_of_a_conv_epilogue_pool_problem(svc) -> None:
     rep = svc.benchmark(reference="tests/explain_fixtures/conv_pool_reference.py", explain=True)
     plan = rep.explain
@@ -85,7 +84,6 @@ def test_cpu_explain_of_a_conv_epilogue_pool_problem(svc) -> None:
     assert "extern_kernels.convolution" in text and "channels-last:" in text
 
 
-@pytest.mark.slow
 def test_cpu_explain_of_a_gemm_epilogue_problem(svc) -> None:
     rep = svc.benchmark(reference="tests/explain_fixtures/gemm_epilogue_reference.py", explain=True)
     plan = rep.explain
