@@ -1,8 +1,8 @@
 """GPU acceptance for memory discipline (issue 16, items 1-3 and 5), through one Service.
 
-Full-size KernelBench-form problems (benchmarks/tasks/kernelbench/, 4-6.4 GB inputs) validated in a row, a
-forced out-of-memory candidate (200 GB), the next call, a refused 4 TiB problem, and run_benchmark with a
-good and the OOM candidate. After every call the worker's torch.cuda.memory_allocated must be back at its
+Full-size KernelBench-form problems validated in a row (swish at 6.4 GB in and out, benchmarks/tasks/kernelbench/;
+log_softmax and cumsum from tests/kernelbench_corpus), a forced out-of-memory candidate (200 GB), the next call, a
+refused 4 TiB problem, and run_benchmark with a good and the OOM candidate. After every call the worker's torch.cuda.memory_allocated must be back at its
 baseline (or the worker replaced), and the next call must start from the baseline. Prints per-case peak
 memory against the case's inputs+outputs, writes $OUT/gpu_memory.json.
 
@@ -26,7 +26,7 @@ from pytorch_to_triton.errors import UsageError  # noqa: E402
 from pytorch_to_triton.service import Service  # noqa: E402
 
 OUT = Path(os.environ.get("OUT") or "/tmp/out")
-KB = "benchmarks/tasks/kernelbench/"
+KB, CORPUS = "benchmarks/tasks/kernelbench/", "tests/kernelbench_corpus/"
 SLACK = 64 << 20  # worker_client.MEMORY_SLACK_BYTES
 BUDGET_S = 225.0  # stop starting new steps after this (the lead's budget is 4 minutes)
 GB = 1e9
@@ -88,10 +88,9 @@ def main() -> int:
                                                           candidates=[KB + "swish_good.py"], trials=1))
     # A CPU dry run (interpreter) shrinks KernelBench sizes and refuses run_benchmark: expect that there.
     cpu = bool(first is not None and first.interpreter)
-    step("log_softmax 4096x393216 good", "pass", lambda: v(reference=KB + "logsoftmax_reference.py",
-                                                        candidates=[KB + "logsoftmax_good.py"], trials=1))
-    step("cumsum 32768x32768 good", "pass", lambda: v(reference=KB + "cumsum_reference.py",
-                                                   candidates=[KB + "cumsum_good.py"], trials=1))
+    for problem in ("log_softmax", "cumsum"):
+        step(f"{problem} good", "pass", lambda p=problem: v(reference=f"{CORPUS}{p}/reference.py",
+                                                           candidates=[f"{CORPUS}{p}/good.py"], trials=1))
     rep = step("swish + 200 GB candidate (forced OOM)", "fail",
                lambda: v(reference=KB + "swish_reference.py", candidates=[KB + "swish_oom.py"], trials=1,
                          sizes={"batch_size": 1024}))
