@@ -4,8 +4,8 @@
 #    launch compiled again by the CPU-side compile (this image's Triton, sm_90). Confirms it when its agree_here line
 #    reads N/N (same success, registers within +-8 of the GPU's own).
 # 2. estimate: run_benchmark on this GPU (torch.compile off, one repeat) for every gallery example and every stage of
-#    the two trial folders (benchmarks/trials/2026-12-04, 2026-12-06), at the sizes and dtype the CPU's ESTIMATE is
-#    for (counted beforehand on the dev CPU: benchmarks/estimate_gallery.py -> benchmarks/results/estimate_gallery_cpu.json,
+#    the two trial folders (trials/2026-12-04, 2026-12-06), at the sizes and dtype the CPU's ESTIMATE is for
+#    (counted beforehand on the dev CPU: benchmarks/estimate_rank.py count -> benchmarks/results/estimate_gallery_cpu.json,
 #    committed; timed here with today's model from the counts it keeps). Trials first, then the gallery, most
 #    informative first; a 125 s budget ends it (folders not started are listed "not timed": run the part again with
 #    RANK_ONLY=<their names, comma-separated>, then merge: python benchmarks/estimate_rank.py compare A.json B.json).
