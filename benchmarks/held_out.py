@@ -52,15 +52,8 @@ def module(pair: str) -> ModuleType:
 
 
 def checks(mod: ModuleType) -> dict:
-    """name -> Check. A module written before this runner (a CMDS or COMMANDS table of functions, its own __main__)
-    runs too: each function becomes a Check that expects what the module's docstring says."""
-    table = getattr(mod, "CHECKS", None)
-    if table is not None:
-        return dict(table)
-    from _common import Check
-
-    old = getattr(mod, "CMDS", None) or getattr(mod, "COMMANDS", None) or {}
-    return {name: Check(fn, "see the module's docstring") for name, fn in old.items()}
+    """name -> Check (the module's CHECKS table)."""
+    return dict(mod.CHECKS)
 
 
 def pending(mod: ModuleType) -> list[str]:

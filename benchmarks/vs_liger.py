@@ -19,8 +19,7 @@ fused linear cross-entropy), plus the memory-bound gallery ops it lacks (logsume
   minimum bytes (every input read once, every output written once), and % of a read-only rate (torch.sum over
   1 GiB; the roofline of read-mostly ops such as logsumexp) in the JSON; TFLOP/s for the fused linear CE.
 Before timing, every implementation's forward is checked against the eager one (bf16 tolerance); a mismatch is
-recorded and that implementation is not timed. Writes $OUT/vs_liger.json, $OUT/vs_liger_<op>.png (when matplotlib
-imports) and prints a table last. A time budget (default 330 s) skips the rest of the sweep once spent.
+recorded and that implementation is not timed. Writes $OUT/vs_liger.json and prints a table last. A time budget (default 330 s) skips the rest of the sweep once spent.
 """
 
 from __future__ import annotations
@@ -316,35 +315,6 @@ def _read_gbps() -> float:
 
 
 # ---------------------------------------------------------------------------------------------- report
-def _plot(op: str, points: list[dict[str, Any]]) -> str | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except Exception as e:  # noqa: BLE001
-        return f"no plot ({type(e).__name__})"
-    fwd = [p for p in points if p["mode"] == "fwd"]
-    if not fwd:
-        return None
-    fig, ax = plt.subplots(figsize=(7, 4))
-    labels = ["x".join(map(str, p["shape"])) for p in fwd]
-    for impl in ("stage3", "liger", "eager", "torch.compile"):
-        ys = [p["impls"].get(impl, {}).get("median_ms") for p in fwd]
-        if any(y is not None for y in ys):
-            ax.plot(labels, [y if y is not None else float("nan") for y in ys], marker="o", label=impl)
-    ax.set_yscale("log")
-    ax.set_ylabel("ms (median, forward)")
-    ax.set_title(f"{op}: {torch.cuda.get_device_name()} bf16")
-    ax.legend()
-    plt.setp(ax.get_xticklabels(), rotation=20, ha="right", fontsize=8)
-    fig.tight_layout()
-    path = OUT / f"vs_liger_{op}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return str(path)
-
-
 def _fmt(row: dict[str, Any] | None) -> str:
     if not row:
         return "-"
@@ -374,7 +344,7 @@ def _table(points: list[dict[str, Any]]) -> str:
 
 
 def main(only: list[str] | None, budget_s: float, bench_only: bool = False) -> None:
-    """Run every op (or `only`), write JSON and plots under $OUT, print the table."""
+    """Run every op (or `only`), write the JSON under $OUT, print the table."""
     OUT.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
     for name in ("recompile_limit", "cache_size_limit"):  # one compile per (op, shape, mode): more than the default 8
@@ -404,7 +374,7 @@ def main(only: list[str] | None, budget_s: float, bench_only: bool = False) -> N
         except Exception as e:  # noqa: BLE001
             results["notes"].append(f"{op}: could not load ({type(e).__name__}: {e})")
     # Every op's bench shape first (forward, then forward+backward), then the sweeps: under the time budget the
-    # acceptance table fills before the plots do.
+    # acceptance table fills before the sweep rows do.
     plan = [(op, OPS[op][2], mode) for op in fns_of for mode in ("fwd", "fwd+bwd") if mode == "fwd" or OPS[op][4]]
     plan += [] if bench_only else [(op, s, "fwd") for op in fns_of for s in OPS[op][3]]
     for op, shape, mode in plan:
@@ -423,7 +393,6 @@ def main(only: list[str] | None, budget_s: float, bench_only: bool = False) -> N
         print(f"== {op} {shape} {mode} ({pt['wall_s']} s): " +
               ", ".join(f"{k} {_fmt(v)}" for k, v in rows.items()), flush=True)
         (OUT / "vs_liger.json").write_text(json.dumps(results, indent=2, default=str))
-    results["plots"] = {op: _plot(op, [p for p in points if p["op"] == op]) for op in fns_of}
     results["wall_s"] = round(time.perf_counter() - t_start, 1)
     (OUT / "vs_liger.json").write_text(json.dumps(results, indent=2, default=str))
     for n in results["notes"]:
