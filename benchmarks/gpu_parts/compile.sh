@@ -17,4 +17,5 @@ wait; stamp "agreement groups done"
 for i in "${!groups[@]}"; do
   echo "== group $i (${groups[$i]})"; grep -hE "^agree_|^launches|budget spent|: (PASS|FAIL|ERROR)|Error" "$OUT/x/agree$i.log" | cut -c1-220 | tail -25
 done
-[ "${SCORE_TRIAL:-0}" = 1 ] && TAIL=25 run score_trial 185 python3 benchmarks/score_trial.py trials/2026-12-04 --budget-s 175
+[ "${SCORE_TRIAL:-0}" = 1 ] && TAIL=25 run score_trial 185 python3 benchmarks/score_trial.py trials/2026-12-04 --budget-s 175 \
+  --no-tool
