@@ -2,8 +2,7 @@
 # stamp, $OUT/x set up there). ~3 minutes.
 # 1. benchmarks/latency.py --calls 10 (vector add, 16 case runs per call; real stdio MCP client, Service, WorkerPool,
 #    bare in-process worker): prints the layer table, the worker's start-up steps (cuda_init, import_runtime,
-#    triton_launch, gc_freeze, ... in s), a sampled profile of the bare worker's warm calls, the variants
-#    (CUDA cache emptied after every call as before; torch._dynamo imported first; memory released) and last:
+#    triton_launch, gc_freeze, ... in s), the pool with the CUDA cache emptied after every call as before, and last:
 #      acceptance: warm validation beyond its kernels X ms (...) <= 50 ms: PASS|FAIL
 #      acceptance: first call, fresh server, caches kept X s (...) <= 3 s: PASS|FAIL
 # 2. benchmarks/fault_suite.py, the crash entries: a candidate that calls os._exit / segfaults / hangs on every call
