@@ -1,22 +1,16 @@
 """Does the CPU-side compile for sm_90 agree with the GPU's own compile? (issue 36's GPU acceptance)
 
-For every gallery stage (examples/*/stage*.py) and trial stage (trials/*/*/stage*.py) this validates the
-stage (trials=1) with P2T_DUMP_LAUNCH_SPECS set, so the worker writes every launch's Triton specialisation; on a GPU
-also what the real compile of that launch gave (n_regs, n_spills, shared, or the compile error). Then it compiles
-each recorded specialisation exactly (worker/device/target_compile_child.py, the product's own CPU-side compile) for sm_90.
-
-    # CPU machine (no GPU): record under the interpreter (or reuse dumps: --from DIR), compile, save
+    # CPU machine: record under the interpreter (or reuse dumps: --from DIR), compile, save
     python benchmarks/compile_agreement.py --save benchmarks/results/target_compile_cpu_triton39.json
-    # GPU machine: record the GPU's compile, the CPU-side compile there (its Triton), and the saved CPU rows
+    # GPU machine: the GPU's own compile, the CPU-side compile there (its Triton), and the saved CPU rows
     python3 benchmarks/compile_agreement.py --against benchmarks/results/target_compile_cpu_triton39.json
 
-Agreement (the acceptance): per launch, the same success or failure and registers within +-8 (REG_TOLERANCE).
-- agree_here: the GPU's own compile of each launch (the JIT's CompiledKernel: n_regs, n_spills from the driver)
-  vs the CPU-side compile of the same specialisation on the same machine (the child, cuobjdump's numbers);
-- agree_saved: the launches a CPU machine recorded and compiled with its Triton (3.9, saved file) compiled again
-  here with this Triton (3.6 on the H200 image): the same specialisations across the two Triton versions;
-  and, where a GPU launch has the same key as a saved one, the GPU's own compile vs the saved row.
-One table row per launch and a summary; JSON to $OUT/compile_agreement.json.
+Every trial and gallery stage is validated (trials=1) with P2T_DUMP_LAUNCH_SPECS set, so the worker writes each
+launch's specialisation (on a GPU with its real compile: n_regs, n_spills, shared, or the error); each is then
+compiled exactly for sm_90 by the product's own CPU-side compile (worker/device/target_compile_child.py). Agreement
+per launch: the same success or failure and registers within REG_TOLERANCE. agree_here: the GPU's compile vs the
+CPU-side compile on the same machine; agree_saved: the launches a CPU machine saved (Triton 3.9) compiled again with
+this Triton. One table row per launch and a summary; JSON to $OUT/compile_agreement.json.
 """
 
 from __future__ import annotations

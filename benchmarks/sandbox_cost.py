@@ -1,22 +1,14 @@
 """What the worker sandbox (worker/confine/sandbox.py, sandbox_host.py) costs, and whether it contains the hostile corpus.
 
-Three numbers, each with the sandbox on and off (`Limits(sandbox=...)`, the switch behind --no-sandbox), through a
-real Service and real worker processes:
-  first call  Service created -> first validation of tests/faults/good.py answered (worker start, torch import,
-              CUDA init or the interpreter, confinement);
-  warm ping   the worker protocol's `ping` on a warm worker: the fixed per-call cost, where the sandbox adds a
-              fresh scratch directory and CPU budget (worker) and the leftover-process sweep and scratch clean-up
-              (server);
-  warm call   a whole validation of good.py (one case) on a warm worker.
-On a GPU, run_benchmark (Triton JIT + launcher + ptxas, torch.compile baseline) and a compiled audit under the
-sandbox, errors verbatim. Then, unless --no-corpus, the hostile corpus (tests/hostile, through the real CLI and the real MCP client) by
-running tests/test_sandbox.py under pytest; the JSON says contained or not, per test.
+    python benchmarks/sandbox_cost.py [--no-corpus]     # JSON printed last (and to $OUT/sandbox_cost.json with OUT set)
+    python benchmarks/sandbox_cost.py --corpus-only     # the hostile corpus alone: $OUT/sandbox_corpus.json
 
-    python benchmarks/sandbox_cost.py                      # CPU: the interpreter
-    OUT=/tmp/out python benchmarks/sandbox_cost.py         # writes $OUT/sandbox_cost.json
-    OUT=/tmp/out python benchmarks/sandbox_cost.py --corpus-only   # the corpus alone: $OUT/sandbox_corpus.json
-
-Target: the warm-call overhead (on - off) under 5 ms. Logs go to stderr; the JSON is printed last on stdout.
+With the sandbox on and off (`Limits(sandbox=...)`), through a real Service and worker: the first call (worker start,
+torch import, CUDA or the interpreter, confinement), a warm `ping` (the fixed per-call cost) and a warm validation of
+tests/faults/good.py; the sandbox's own per-call work timed alone (the worker's begin/end_call, the server's
+after_call); on a GPU, run_benchmark with torch.compile and a compiled audit under the sandbox (errors verbatim);
+then, unless --no-corpus, tests/test_sandbox.py under pytest (the hostile corpus through the real CLI and MCP
+client). Target: the sandbox's own work and the warm ping overhead under 5 ms. Logs go to stderr.
 """
 
 from __future__ import annotations

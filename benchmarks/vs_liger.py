@@ -2,24 +2,15 @@
 
     PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/vs_liger.py [--only swiglu,rope] [--budget-s 330]
 
-For every gallery op that Liger-Kernel also has (rmsnorm, layernorm, softmax, cross_entropy, swiglu, geglu, rope,
-fused linear cross-entropy), plus the memory-bound gallery ops it lacks (logsumexp, prefix_scan: Liger column
-"skip"), at the example's bench shape and a small size sweep:
-- times gallery stage 3, Liger (when `import liger_kernel` works; otherwise the column says why), eager PyTorch
-  (what a Hugging Face model runs: bf16 math where HF does it in bf16) and torch.compile of that same function;
-- forward under no_grad, and forward+backward (torch.autograd.grad with a fixed random cotangent) at the bench shape
-  for ops with a backward;
-- triton.testing.do_bench (median of its runs; warmup 25 ms, rep 100 ms; do_bench flushes L2 before every run),
-  inputs rotated over several copies when they are small, REPEATS do_bench calls per point, spread = (max - min) /
-  median of the repeat medians;
-- host_ms_per_call: CPU time to issue one call (best of 5 loops of 20 back-to-back calls between two syncs), to
-  show which wrappers are host-bound;
-- torch.compile afresh for every point (static shapes), so each shape gets the kernels compiled for it;
-- GB/s and % of this GPU's measured copy bandwidth (1 GiB device copy, read + write) for forward rows, from the
-  minimum bytes (every input read once, every output written once), and % of a read-only rate (torch.sum over
-  1 GiB; the roofline of read-mostly ops such as logsumexp) in the JSON; TFLOP/s for the fused linear CE.
-Before timing, every implementation's forward is checked against the eager one (bf16 tolerance); a mismatch is
-recorded and that implementation is not timed. Writes $OUT/vs_liger.json and prints a table last. A time budget (default 330 s) skips the rest of the sweep once spent.
+Every gallery op Liger-Kernel also has (rmsnorm, layernorm, softmax, cross_entropy, swiglu, geglu, rope, fused linear
+cross-entropy), plus logsumexp and prefix_scan (Liger column "skip"), at the example's bench shape and a small sweep:
+stage 3, Liger (when `import liger_kernel` works), eager PyTorch as a Hugging Face model runs it, and torch.compile
+of that function (compiled afresh per point, static shapes); forward under no_grad, and forward+backward
+(torch.autograd.grad with a fixed random cotangent) at the bench shape. Each point: REPEATS do_bench medians (L2
+flushed, inputs rotated when small), their spread, the host time to issue one call (host_ms_per_call), GB/s and % of
+this GPU's measured copy bandwidth for forward rows (minimum bytes), TFLOP/s for the fused linear CE. Every output
+is checked against eager first (bf16 tolerance); a mismatch is recorded, not timed. Writes $OUT/vs_liger.json after
+every point and prints the table last; --budget-s skips the rest of the sweep once spent.
 """
 
 from __future__ import annotations
