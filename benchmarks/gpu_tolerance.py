@@ -1,19 +1,15 @@
 """Issue 48 on the GPU: the Mamba2 fixture (KernelBench L3 48_Mamba2ReturnY) at its KernelBench full size.
 
-    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_tolerance.py
+    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_tolerance.py [--small]
 
-The CPU tests (tests/test_tolerances.py) run it at the interpreter's sizes (outputs to ~1e15); here it runs at
-2048 x 128 x 8 x 64 (134 M outputs up to ~1e22, PyTorch's own fp32 error ~1e16 in issue 48). Each row is one
-validation and what it must show:
-  stage1              pass; every automatic variant; no stale_result; PyTorch's own error is noted
-  stage1_atol         pass with a declared atol of 1.07e10 (issue 48's, found at CPU sizes), plus the one-line note
-                      that it sits below PyTorch's own error; --sizes equal to the full size: reported as full size
-  bug_dropped_diagonal, bug_segment_boundary   fail with mismatch at full size
-  pinned              the same file with [sizes] pins as a sidecar would give (batch_size=4): the verdict line names
-                      them ("pinned by the sidecar ... full size not run")
+2048 x 128 x 8 x 64: 134 M outputs up to ~1e22, PyTorch's own fp32 error ~1e16 (tests/test_tolerances.py runs the
+interpreter's sizes). One validation per row, and what it must show: stage1 passes (every automatic variant, no
+stale_result, PyTorch's own error noted); stage1_atol passes with issue 48's declared atol 1.07e10 and the note that
+it sits below PyTorch's own error, --sizes equal to the full size reported as the full size; bug_dropped_diagonal and
+bug_segment_boundary fail with mismatch; pinned (a sidecar's [sizes] batch_size=4) names the pins in its verdict line.
 Prints one line per row (ok, verdict, seconds, the main case's max abs error and PyTorch's own), then "N/5 rows as
-expected"; writes issue48.json under $OUT (default /tmp/out); exit 1 on any miss. `--small` runs the same rows on
-copies whose module-level sizes are the interpreter's (2 x 128 x 2 x 16): a check of this script without a GPU.
+expected"; issue48.json under $OUT (default /tmp/out); exit 1 on any miss. --small: the interpreter's sizes (a check
+of this script without a GPU).
 """
 
 from __future__ import annotations

@@ -1,17 +1,14 @@
 """The checks behind the audit's held-out labels, every pair through one runner (RESULTS.md, audit precision).
 
-Each fresh pair (held_out_NN + held_out_MM) has one module of checks, tests/audit_public_harnesses/checks/
-held_out_NN_MM.py: small functions that show a labelled problem on the callers' inputs (1 = it shows, 0 = it does not,
-2 = not run here, 124 = timed out), a CHECKS table saying what each should give on a GPU, and GPU_RUN (when they last
-ran on one; None = never). Adding a pair adds a module there (its README), not a script here.
+Each pair's module, tests/audit_public_harnesses/checks/held_out_NN_MM.py, holds small functions that show a labelled
+problem on the callers' inputs (rc 1 = it shows, 0 = it does not, 2 = not run here, 124 = timed out), a CHECKS table
+of what each should give on a GPU, and GPU_RUN (when they last ran on one). Adding a pair adds a module there.
 
   python benchmarks/held_out.py                           # every pair, its checks and what each should give
-  python benchmarks/held_out.py 33_34 [CHECK ...]         # run a pair's checks (or some), one process each, a table
-  python benchmarks/held_out.py --pending                 # every pair whose checks never ran on a GPU
+  python benchmarks/held_out.py 33_34 [CHECK ...]         # run a pair's checks, one process each, then a table
+  python benchmarks/held_out.py --pending                 # every check never run on a GPU
   python benchmarks/held_out.py --one 33_34 fa_headdim    # one check in this process (exit = its result)
-
-On a GPU: PART=held_out HELD_OUT="33_34 29_30" bash benchmarks/gpu_session.sh (default: --pending). Logs go to
---logs DIR (the part's $OUT/x). Without CUDA the kernels run under Triton's interpreter.
+On a GPU: PART=held_out HELD_OUT="33_34 29_30" bash benchmarks/gpu_session.sh. Without CUDA, the interpreter.
 """
 
 from __future__ import annotations

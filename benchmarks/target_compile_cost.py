@@ -1,18 +1,12 @@
-"""What the CPU-side compile for sm_90 adds to a CPU validation of the gallery (issue 36's cost bar: under 25 %).
-
-Per gallery stage (examples/*/stage*.py), on one warm worker, trials=1 (the compile's cost does not grow with
-trials, so trials=1 is the least favourable ratio):
-  base   validate with target_gpus "none" (no compile);
-  cold   validate for sm_90 with the target-compile cache emptied (Triton's own cache too: every config compiled);
-  warm   validate for sm_90 again (cached by source hash: what a re-validation costs).
-base and cold alternate in order from stage to stage (base first on even stages, cold first on odd ones: a machine
-whose load drifts favours neither), warm comes last; each row carries the 1-minute load average before and after.
-Each stage is validated once with target_gpus "none" right before its timed runs (the reference's cached outputs,
-which hold 16 MiB and not every stage's, and the worker's imports are then warm for base and cold alike). Prints a table and the totals; JSON to
-$OUT/target_compile_cost.json (with each run's dry run at full size, issue 46: its seconds, in base and cold alike).
-CPU figures, not GPU ones.
+"""What the CPU-side compile for sm_90 adds to a CPU validation of the gallery (issues 36 and 46; bar: under 25 %).
 
     PYTHONPATH=$PWD/server python benchmarks/target_compile_cost.py [--only softmax] [--repeat 2]
+
+Per gallery stage, on one warm worker, trials=1 (the least favourable ratio): base (target_gpus "none"), cold (sm_90
+with the target-compile and Triton caches emptied) and warm (sm_90 again: what a re-validation costs). Base and cold
+alternate in order from stage to stage (a drifting load favours neither), each after an untimed validation that warms
+the reference's cached outputs and the worker's imports; each row carries the load average before and after and the
+full-size dry run's seconds. Prints a table and the totals; JSON to $OUT/target_compile_cost.json. CPU figures.
 """
 
 from __future__ import annotations
