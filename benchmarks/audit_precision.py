@@ -1,15 +1,11 @@
 """Precision and recall of audit_kernel's static analysis on public Triton code (issue 17). CPU only, ~3 s.
 
-The corpus is tests/audit_public_corpus/ (kernel files copied from liger-kernel, fla-core, unsloth, torchao and the
-Triton tutorials); labels.json holds every P0/P1 finding the auditor reported before issue 17, classified by
-reading the code, and the real problems it missed. This script audits every file now and prints:
+    PYTHONPATH=$PWD/server python3 benchmarks/audit_precision.py [--json out.json]
 
-- P0 and P1 precision (labelled-real findings over all P0/P1 findings), before (labels) and now;
-- recall of the known real problems (labelled-real findings and missed ones found again, at P0/P1);
-- the same per check.
-
-Run: PYTHONPATH=$PWD/server python3 benchmarks/audit_precision.py [--json out.json]
-tests/test_audit_public.py imports score() and asserts the thresholds.
+Audits every file of tests/audit_public_corpus/ and grades its P0/P1 findings with labels.json (every finding before
+issue 17 classified by reading the code, and the real problems it missed): P0 and P1 precision before and now, recall
+of the known real problems, the same per check, and the held-out projects apart. tests/test_audit_public.py imports
+score().
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""The audit's tiers on the labelled fixtures (issue 35): each clean kernel gets no P0/P1, each robustness-only
-failure is reported apart under its kind, each contract bug is a P0 with its "assumed:" line, and code ModelNew never
-reaches gets notes only. Prints one row per fixture; exits 1 when any row differs from what it expects.
+"""The audit's tiers on labelled fixtures (issue 35): a clean kernel gets no P0/P1, a robustness-only failure is
+reported apart under its kind, a contract bug is a P0 with its "assumed:" line, code ModelNew never reaches gets
+notes only. One row per fixture; exit 1 when any differs. CPU ~3 min (gpu_parts/tiers.sh runs it on CUDA).
 
-Run from the repo root: PYTHONPATH=$PWD/server python3 benchmarks/audit_tiers.py (CPU: interpreter, ~3 min; on a GPU
-the same probes run on CUDA: benchmarks/gpu_parts/tiers.sh).
+    PYTHONPATH=$PWD/server python3 benchmarks/audit_tiers.py
 """
 
 from __future__ import annotations

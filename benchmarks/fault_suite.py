@@ -1,16 +1,10 @@
 """Fault suite: every fault and bad input of tests/test_faults.py through one Service, with recovery times.
 
-For each entry the suite makes sure the worker is warm, runs the fault (or bad input), notes what came back and
-when, then asks for a known-good validation and notes when that correct answer arrives. "recovery" is the time
-from the fault's report to that next correct answer: a fresh worker's start-up when the fault killed the worker,
-one ordinary call when it did not. CUDA faults (illegal address, device assert, out of memory, a kernel that
-spins, a compile that never ends, a case larger than the GPU) run on the GPU when one is visible; on CPU the same
-files run under Triton's interpreter and are reported for what they do there.
+    python benchmarks/fault_suite.py --out DIR [--only segfault,fork_bomb] [--hang-timeout 10] [--budget S]
 
-    python benchmarks/fault_suite.py --out benchmarks/results/faults-$(hostname)
-    python benchmarks/fault_suite.py --out /tmp/faults --only segfault,fork_bomb
-
-Writes OUT/fault_suite.json and OUT/fault_suite.md (also printed). Never prints to stdout during the run.
+Per entry: a warm worker, the fault (or bad input), what came back and when, then a known-good validation: "recovery"
+is the time from the fault's report to that next correct answer. CUDA faults run on the GPU when one is visible;
+on a CPU the same files run under Triton's interpreter. Writes DIR/fault_suite.json and fault_suite.md (printed).
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
-"""TF32 on the GPU vs the interpreter's emulation (issue 18 item 3). About 30-60 s on an H200.
+"""TF32 on the GPU against the interpreter's emulation (issues 18 and 29). About 30-60 s on an H200.
 
-    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_tf32.py
+    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_tf32.py [--timing-only]
 
-1. Which rounding does the GPU's tl.dot apply to fp32 operands? dot(A, I) with an exact identity returns the
-   operands as the tensor core saw them; we count the elements equal to truncation (low 13 mantissa bits dropped,
-   what worker/device/interp_tf32.py emulates), to cvt.rna (nearest, ties away) and to round-to-nearest-even.
-2. What each precision costs (issue 29 item 6): a 4096^3 fp32 matmul in one Triton kernel (128x128x32 tiles) with
-   tl.dot input_precision tf32 / tf32x3 / ieee, and torch.matmul with TF32 allowed / not: median ms (do_bench),
-   TFLOP/s and rel L2 error vs float64. `--timing-only` runs just this part (about 20 s).
-JSON goes to $OUT/gpu_tf32.json (default /tmp/out); exit 1 unless the emulation matched every element. The verdicts
-on tests/interp_fixtures/tf32_*.py, GPU against interpreter: `python -m pytest -m gpu tests/test_interp.py -k tf32`.
+1. dot(A, I) with an exact identity returns the fp32 operands as the tensor core saw them: the share of elements
+   equal to truncation (what worker/device/interp_tf32.py emulates), cvt.rna, round-to-nearest-even, and the emulation.
+2. What each precision costs: a 4096^3 fp32 matmul (128x128x32 tiles) with tl.dot input_precision tf32 / tf32x3 /
+   ieee, and torch.matmul with TF32 allowed or not: median ms, TFLOP/s, rel L2 error vs float64 (--timing-only).
+JSON to $OUT/gpu_tf32.json; exit 1 unless the emulation matched every element. The verdicts on
+tests/interp_fixtures/tf32_*.py, GPU against interpreter: `python -m pytest -m gpu tests/test_interp.py -k tf32`.
 """
 
 from __future__ import annotations

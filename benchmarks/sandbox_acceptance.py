@@ -1,12 +1,7 @@
-"""Issue 37's acceptance list, read from what `PART=sandbox` (benchmarks/gpu_parts/sandbox.sh) left in one folder:
-one line per item, PASS / FAIL / INCOMPLETE, and why. Reads only files; runs nothing.
+"""Issue 37's acceptance list, read from the folder `PART=sandbox` (benchmarks/gpu_parts/sandbox.sh) fills: one line
+per item, PASS / FAIL / INCOMPLETE, and why; exit 0 only when every item passes. Reads files, runs nothing.
 
-    python3 benchmarks/sandbox_acceptance.py DIR [--fault-limit 170]
-
-DIR holds sandbox_corpus.json (sandbox_cost.py --corpus-only),
-faults/fault_suite.json (fault_suite.py), labels.json + suite.json (gpu_suite.py), gallery.json (run_examples.py) and
-sandbox_cost.json (sandbox_cost.py --no-corpus), peaks.json (the host's, after the gallery). Exit 0 only when every
-item passes.
+    python3 benchmarks/sandbox_acceptance.py DIR [--fault-limit 170] [--gallery vector_add,softmax]
 """
 
 from __future__ import annotations
