@@ -1,20 +1,14 @@
 """Flash attention stage 3's forward and backward plans against SDPA (cuDNN), in one process (issue 47).
 
-B4 H32 S4096 bf16, causal and non-causal x D128 / D64. SDPA's default (cuDNN on Hopper) and the shipped stage 3 are
-timed first, then the candidate plans (FWD_CANDIDATES / BWD_CANDIDATES: stage3.FwdPlan / BwdPlan rows, among them the
-exponentials partly on the FMA units, `emul`, and lazy rescaling, `lazy`), then forward+backward through autograd at
-the best forward and backward plans. Every row is checked twice against a float32 SDPA on the same values before
-triton.testing.do_bench times it (L2 flushed, inputs rotated over ROTATE sets): forward max abs error <= FWD_TOL,
-gradients max abs error / max abs <= GRAD_TOL, a moving error between the two checks flags a race. Compiled facts
-(registers, spills, warp specialization, warps, setmaxnreg) are kept per planned row. A preflight child first runs
-each TMA plan once (PREFLIGHT_PLAN_S at most each: a specialized kernel that deadlocks is skipped, not a hang); each
-combo then gets its share of EXPLORE_BUDGET_S. Writes $OUT/attention_sweep.json after every row; prints the table,
-per combo SDPA vs shipped vs best with one "adopt:" line per table entry whose best beats the shipped plan by more
-than ADOPT_MARGIN, and each emul / lazy row against the same plan without them. Every candidate compiles for sm_90 on
-the CPU first: attention_ws_repro.py --plans --candidates.
+    PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/attention_sweep.py   # TRITON_INTERPRET=1: a CPU check
 
-    PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/attention_sweep.py
-Without a GPU (TRITON_INTERPRET=1): B1 H2 S128, each non-TMA candidate checked once, nothing timed for real.
+B4 H32 S4096 bf16, causal and non-causal x D128 / D64: SDPA and the shipped stage 3, then FWD_CANDIDATES /
+BWD_CANDIDATES (stage3.FwdPlan / BwdPlan, among them `emul` and `lazy`), then fwd+bwd at the best plans. Every row is
+checked twice against a float32 SDPA (a moving error flags a race) before do_bench times it (L2 flushed, inputs
+rotated); compiled facts (registers, spills, warp specialization, setmaxnreg) are kept. A preflight child runs each TMA
+plan once first (a deadlock is skipped, not a hang); each combo gets its share of EXPLORE_BUDGET_S. Prints the table,
+per combo SDPA vs shipped vs best with an "adopt:" line where the best beats the shipped plan by ADOPT_MARGIN, and the
+emul / lazy rows against the same plan without them; $OUT/attention_sweep.json after every row.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """An sm_90 compile of flash attention stage 3's plans on the CPU, and the loop shape Triton's Hopper warp
 specialization accepts (issue 47; tests/test_attention_plans.py runs it).
 
-Triton compiles for sm_90 without a GPU, so its nvgpu-warp-specialization pass runs here. On Triton 3.6.0 and 3.9.0
-alike it specializes one key loop with nothing after it that holds a dot whose row max or sum is broadcast back: a
-second loop with a dot (the causal diagonal pass), a straight-line softmax step after or before the loop abort it in
-MLIR ("Dominance.cpp: expected non-null blocks"), and a runtime `if` in the loop turns it off silently (the reduced
-cases are in git history; examples/flash_attention/README.md, round 5, records them). So the causal forward runs one
-loop masked throughout (stage3._fwd_tma_tile): the `masked_loop` case here, which must compile to 384 threads (a TMA
-producer warpgroup and two consumers) with setmaxnreg. The backward's dQ loop specializes only with lse and delta
-carried through the loop from an in-loop row max (stage3.attention_bwd_dq_tma_kernel).
+    PYTHONPATH=$PWD/server python benchmarks/attention_ws_repro.py [--plans [--candidates]]
 
-    PYTHONPATH=$PWD/server python benchmarks/attention_ws_repro.py          # the masked loop
-    PYTHONPATH=$PWD/server python benchmarks/attention_ws_repro.py --plans  # stage 3's plan tables
-    PYTHONPATH=$PWD/server python benchmarks/attention_ws_repro.py --plans --candidates  # + the sweep's
-The compiles run in a child process (an MLIR abort kills only it; the next job goes to a fresh one). Prints one line
-per case / plan: OK with the compiled facts (warp specialized, threads, setmaxnreg values, registers, spill bytes,
-shared memory) or FAIL with the pass's message.
+Triton 3.6 and 3.9 specialize one key loop with no dot after it whose row max or sum is broadcast back (a second loop,
+a straight-line softmax step abort in MLIR; a runtime `if` in the loop turns it off: examples/flash_attention/README.md,
+round 5). So the causal forward runs one loop masked throughout: the `masked_loop` case here, which must compile to 384
+threads (a TMA producer warpgroup, two consumers) with setmaxnreg. --plans compiles stage 3's plan tables, --candidates
+the sweep's too, each in a child process (an MLIR abort kills only it): OK with the compiled facts (warp specialized,
+threads, setmaxnreg, registers, spill bytes, shared memory) or FAIL with the pass's message.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """Does the CPU-side compile for sm_90 agree with the GPU's own compile? (issue 36's GPU acceptance)
 
-    # CPU machine: record under the interpreter (or reuse dumps: --from DIR), compile, save
-    python benchmarks/compile_agreement.py --save benchmarks/results/target_compile_cpu_triton39.json
-    # GPU machine: the GPU's own compile, the CPU-side compile there (its Triton), and the saved CPU rows
-    python3 benchmarks/compile_agreement.py --against benchmarks/results/target_compile_cpu_triton39.json
+    python benchmarks/compile_agreement.py --save benchmarks/results/target_compile_cpu_triton39.json   # a CPU
+    python3 benchmarks/compile_agreement.py --against benchmarks/results/target_compile_cpu_triton39.json  # a GPU
 
-Every trial and gallery stage is validated (trials=1) with P2T_DUMP_LAUNCH_SPECS set, so the worker writes each
-launch's specialisation (on a GPU with its real compile: n_regs, n_spills, shared, or the error); each is then
-compiled exactly for sm_90 by the product's own CPU-side compile (worker/device/target_compile_child.py). Agreement
-per launch: the same success or failure and registers within REG_TOLERANCE. agree_here: the GPU's compile vs the
-CPU-side compile on the same machine; agree_saved: the launches a CPU machine saved (Triton 3.9) compiled again with
-this Triton. One table row per launch and a summary; JSON to $OUT/compile_agreement.json.
+Every trial and gallery stage is validated once with P2T_DUMP_LAUNCH_SPECS set (each launch's specialisation, and on
+a GPU its real compile), then each launch is compiled exactly for sm_90 by the product's CPU-side compile. Per launch,
+agree = the same success and registers within REG_TOLERANCE: agree_here (the GPU's compile against the CPU-side one
+on this machine) and agree_saved (a CPU's saved launches against this Triton). JSON to $OUT/compile_agreement.json.
 """
 
 from __future__ import annotations
@@ -149,16 +145,11 @@ def main() -> int:
     ap.add_argument("--against", help="GPU: also compare with the rows a CPU run saved (--save)")
     ap.add_argument("--budget-s", type=float, default=150.0, help="time for the validations (default 150 s)")
     ap.add_argument("--only", help="comma-separated: only stages whose path contains one of these")
-    ap.add_argument("--from", dest="from_dir", help="reuse the dumps in this folder instead of validating again")
     a = ap.parse_args()
     t0 = time.monotonic()
-    skipped: list[str] = []
-    if a.from_dir:
-        launches = read_dumps(Path(a.from_dir))
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            skipped = record(Path(tmp), a.budget_s, a.only)
-            launches = read_dumps(Path(tmp))
+    with tempfile.TemporaryDirectory() as tmp:
+        skipped = record(Path(tmp), a.budget_s, a.only)
+        launches = read_dumps(Path(tmp))
     t_rec = time.monotonic() - t0
     saved_rows = json.loads(Path(a.against).read_text())["launches"] if a.against and Path(a.against).exists() else []
     saved_specs = [rerooted(dict(r["spec"], portable_key=r["portable_key"])) for r in saved_rows if r.get("spec")]

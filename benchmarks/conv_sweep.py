@@ -1,15 +1,12 @@
 """examples/conv_epilogue_pool stage 3's plans against torch.compile at the KernelBench size: the sweep whose "adopt:"
-line fills stage3.PLANS (issue 47).
+line fills stage3.PLANS (issue 47). Needs a CUDA GPU.
 
     PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/conv_sweep.py [--budget-s 100] [--min-gain 0.03]
 
-KernelBench level 2 problem 35 at its own size (128 x 64 x 128 x 128 fp32, cuDNN convs in TF32 as PyTorch's default):
-eager and torch.compile as baselines, stage 3 as shipped, then each candidate plan: the igemm path (the conv as an
-implicit GEMM with the epilogue and pooling on four accumulators) over its tiles, and the cudnn path (cuDNN conv +
-one Triton epilogue/pool kernel), each on NCHW and channels-last input (the conversion counted). Every row is checked
-against eager (|got - ref| <= 1e-2 + 1e-2 |ref|) before do_bench times it. Prints the table, "adopt: PLANS[...] = {...}"
-when a plan beats the shipped one by --min-gain, and "acceptance: ... >= 1.0x torch.compile: PASS|FAIL" for the
-shipped and the adopted plan. Writes $OUT/conv_sweep.json. Needs a CUDA GPU.
+KernelBench L2 35 at 128 x 64 x 128 x 128 fp32 (cuDNN in TF32, PyTorch's default): eager, torch.compile and stage 3
+as shipped, then each plan: igemm tiles and cuDNN + a Triton epilogue, on NCHW and channels-last input. Every row is
+checked against eager before do_bench times it. Prints the table, "adopt: PLANS[...] = {...}" and "acceptance: ...
+>= 1.0x torch.compile: PASS|FAIL" for the shipped and the adopted plan; $OUT/conv_sweep.json.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """Does the no-GPU ESTIMATE size and rank the stages as a GPU measures them? (issues 40, 46)
 
-    # here (CPU): the ESTIMATE of every gallery and trial stage at the size run_benchmark times, counted once
     PYTHONPATH=$PWD/server python benchmarks/estimate_rank.py count [--only softmax,45_Gemm] [--budget 3600] [--redo]
-    # on the GPU (benchmarks/gpu_parts/estimate_vs_h100.sh): time the stages the CPU estimated, at the same sizes
     python benchmarks/estimate_rank.py time --budget 200 [--only softmax,45_Gemm] --out $OUT/estimate_rank_gpu.json
-    # anywhere: compare one or more GPU JSONs with the CPU estimates
     python benchmarks/estimate_rank.py compare GPU_JSON [GPU_JSON ...] [--estimates ESTIMATES]
 
-`count` runs run_benchmark's no-GPU path per stage (roofline_estimate.no_gpu_benchmark on a CPU worker: the dry run
-at the problem's size, a few programs of each launch under the interpreter; --compile must compiles only each
-kernel's launched config and the two likeliest to overflow to a cubin, `every` all of them as a user's call does)
-and keeps each stage's worker record, so that roofline_estimate.stage_time re-reads it with today's model. It is
-resumable (stages already in the JSON are skipped unless --redo) and stops starting stages once --budget is spent.
-`time` calls Service.benchmark per folder on the stages the JSON holds, at the sizes and dtype each estimate is for,
-torch.compile off, one repeat. `compare` puts each stage's GPU median beside its ESTIMATE, the ratio and whether it is
-within 2x, and orders each folder's stages by both: two stages within TIE (10 %) of each other on the GPU are a tie
-(either order is right); otherwise the estimate must put the faster one first (a swap if not, a miss if it gives
+count (CPU): run_benchmark's no-GPU ESTIMATE of every gallery and trial stage at the size run_benchmark times, one
+stage per call, keeping each worker record so roofline_estimate.stage_time re-reads it with today's model; resumable.
+time (GPU, gpu_parts/estimate_vs_h100.sh): run_benchmark of the estimated stages at the same sizes and dtype.
+compare: each stage's GPU median beside its ESTIMATE (within 2x?), and each folder's two orders: stages within TIE
+(10 %) on the GPU are a tie; otherwise the estimate must order them as the GPU does (a swap if not, a miss if it gives
 both the same figure). A folder is "ranked as measured" with no swap and no miss.
 """
 

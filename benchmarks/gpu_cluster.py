@@ -1,22 +1,15 @@
 """The Dask engine behind `--cluster` (issue 27): the same verdicts and timings through it, and what it adds per call.
 
-    # dask and distributed for Python 3.12 into .whl/ first (here): ../shared/tools/gpu-wheels dask==2026.8.0 \
-    #     distributed==2026.8.0 tornado zict tblib locket partd
     python3 benchmarks/gpu_cluster.py [--part all|local|cluster|cli] [--problems quick|all|gelu,bmm]   # a GPU machine
     python3 benchmarks/gpu_cluster.py --part overhead [--calls 20] [--tasks 1000]                     # any machine
 
-local, cluster: the KernelBench-form corpus in one run_suite on the single-worker fast path, then through `--cluster
-local` (one Dask worker per visible GPU, each with one warm project worker), both cold. Compared per candidate:
-verdict, failing checks, KernelBench's criterion, median ms (ratio cluster/local); the engine's cost per candidate =
-the difference in unit time. cli: `dask scheduler` and `CUDA_VISIBLE_DEVICES=0 dask worker --resources GPU=1` as
-processes, and a client with CUDA hidden running `pytorch-to-triton validate` and `bench` with --cluster
-tcp://127.0.0.1:PORT. `--problems quick` (default): the 10 quickest problems (about 66 s of units per run on an
-H200), so that `all` (these three parts) fits in about 5 minutes; with `--problems all` (about 236 s per run) run
-local and cluster as two commands with the same $OUT (each adds to gpu_cluster.json there).
-overhead (a CPU is enough: no kernel is timed): a no-op task with resources GPU=1 on a one-worker LocalCluster, one
-after another (round trip) and --tasks at once (tasks per second), then a warm run_validation of a tiny add task
-through the local worker and through a one-worker cluster: the difference is the engine's overhead per call.
-JSON under $OUT (default /tmp/out): gpu_cluster.json (+ the suites' markdown), cluster_overhead.json.
+local, cluster: the KernelBench-form corpus (quick: its 10 quickest problems) in one run_suite on the fast path, then
+through `--cluster local`, both cold; per candidate verdict, checks, KernelBench's criterion and median ms compared.
+cli: `dask scheduler` and a `dask worker --resources GPU=1` as processes, and a client with CUDA hidden running
+`validate` and `bench` with --cluster. overhead: no-op tasks on a one-worker LocalCluster (round trip, tasks per
+second), then a warm validation local against through the cluster. JSON under $OUT: gpu_cluster.json (`all` and
+`--problems all` runs of local and cluster add to it), cluster_overhead.json. dask and distributed go into .whl/
+first: ../shared/tools/gpu-wheels dask==2026.8.0 distributed==2026.8.0 tornado zict tblib locket partd
 """
 
 from __future__ import annotations

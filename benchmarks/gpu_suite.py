@@ -3,13 +3,10 @@
     PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_suite.py [--corpus tests/multiplicity_corpus]
         [--budget 280] [--redo] [--trials 1] [--no-bench]
 
-One Service, one suite call over every problem's candidates (correct ones and planted bugs) at the problems' own
-sizes (tests/kernelbench_corpus by default: 1-6.4 GB of fp32 input): run_validation, KernelBench's own criterion
-beside it (5 seeds, both models built from one seed, allclose; its max difference on a failure), and run_benchmark
-vs eager and torch.compile for the candidates that validated. Each verdict is scored against the corpus' labels.json.
-The suite is journaled: --budget stops starting units after that many seconds (the unit in flight finishes), and
-running the script again resumes (--redo starts over). Prints the suite's table, the label score and fast_p; writes
-suite.json, suite.md, speedups.png, labels.json (the score) under $OUT (default /tmp/out).
+Every candidate of the corpus (tests/kernelbench_corpus by default) at the problems' sizes: run_validation, KernelBench's
+own criterion (its max difference on a failure), run_benchmark of those that validated; each verdict scored against
+labels.json. Journaled: --budget stops starting units, a rerun resumes (--redo starts over). Prints the table, the
+label score and fast_p; writes suite.json, suite.md, speedups.png, labels.json under $OUT.
 """
 
 from __future__ import annotations

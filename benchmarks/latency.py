@@ -1,21 +1,12 @@
 """The tools' own latency (issues 20 and 47), layer by layer, for run_validation of the vector-add task.
 
-    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/latency.py [--calls 10] [--out results.json] [--task tiny]
+    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/latency.py [--calls 10] [--out results.json]
 
-Layers, each timed warm (median of --calls calls) after one untimed call:
-  bare worker   validate_candidate in this process, as the worker runs it: `kernel_s` is the time inside Triton
-                launches (on a GPU the host side of the launch; under the interpreter the whole kernel run),
-                `harness_s` the rest (reference, float64 reference, poison, compare, module loading)
-  pool          the server's WorkerPool.call to a real worker subprocess: adds the worker protocol (on a GPU also
-                with torch's CUDA cache emptied after every call, P2T_EMPTY_CACHE_EACH_CALL=1, as before issue 47)
-  service       Service.validate: adds source checks, the verdict and the journal write
-  mcp           a real stdio MCP client against `pytorch-to-triton serve`: adds the MCP transport
-Cold: a fresh server (Triton cache deleted), `server_start_s` to the end of the MCP handshake, `first_call_s` the
-first run_validation right after it, then a fresh server in the same workspace with the caches the first left (the
-first call of any later server); each with its worker's start-up steps (worker/prewarm.py). Prints the table
-RESULTS.md quotes and issue 47's acceptance lines last (warm beyond kernels <= 50 ms, first call with caches kept
-<= 3 s); JSON to $OUT. On a CPU-only machine the worker runs Triton's interpreter, so "kernel" is the interpreted
-kernel and only the layers above it compare with a GPU run (--task tiny: the same cases at millisecond sizes).
+Warm (median of --calls after one untimed call): the bare worker in this process (`kernel_s` inside Triton launches,
+`harness_s` the rest), WorkerPool.call (on a GPU also with the CUDA cache emptied after every call, as before issue
+47), Service.validate, and a real stdio MCP client. Cold: a fresh server's handshake and first call, then a fresh
+server with the caches the first left, each with its worker's start-up steps. Prints the table RESULTS.md quotes and
+issue 47's acceptance lines; JSON to $OUT. On a CPU the kernels run under the interpreter: only the layers compare.
 """
 
 from __future__ import annotations
@@ -33,8 +24,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
-TASKS = {"vadd": "benchmarks/tasks/vadd_reference.py", "tiny": "benchmarks/tasks/vadd_tiny_reference.py"}
-REF, CAND = TASKS[os.environ.get("P2T_LATENCY_TASK", "vadd")], "benchmarks/tasks/vadd_stage1.py"
+REF, CAND = "benchmarks/tasks/vadd_reference.py", "benchmarks/tasks/vadd_stage1.py"
 ARGS = {"reference": REF, "candidates": [CAND]}
 WORKER_ARGS = {"workspace": str(ROOT), "reference": str(ROOT / REF), "candidate": str(ROOT / CAND),
                "candidate_display": CAND, "trials": 3, "seed": 0, "tolerances": {}, "cases": []}
@@ -181,12 +171,7 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--out", default=None)
     ap.add_argument("--layer", choices=["all", "bare", "pool", "mcp"], default="all")
-    ap.add_argument("--task", choices=sorted(TASKS), default=None, help="vadd (default; 16 case runs) or tiny "
-                    "(the same cases at sizes the CPU interpreter runs in milliseconds)")
     a = ap.parse_args()
-    if a.task and os.environ.get("P2T_LATENCY_TASK") != a.task:  # the module's REF is read at import: run again
-        os.environ["P2T_LATENCY_TASK"] = a.task
-        return subprocess.run([sys.executable, __file__, *sys.argv[1:]], check=False).returncode
     if a.layer == "bare":  # run in its own process: it patches torch and Triton the way the worker does
         print(json.dumps(bare_worker(a.calls)))
         return 0

@@ -1,16 +1,13 @@
-"""The gallery's norms (rmsnorm, layernorm) at candidate configs against torch.compile and Liger: the sweep whose
-"adopt:" lines fill each stage 3's FWD_PINS / BWD_PINS tables (issues 38 and 47).
+"""The gallery's norms at candidate pins against torch.compile and Liger: the sweep whose "adopt:" lines fill each
+stage 3's FWD_PINS / BWD_PINS (issues 38 and 47). Needs a CUDA GPU.
 
     PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/norm_sweep.py [--ops rmsnorm,layernorm]
         [--sizes 8192x8192,8192x1024] [--budget-s 150] [--min-gain 0.03]
 
-Per op and size (bf16, vs_liger.py's shapes and baselines), forward and forward+backward: stage 3 as shipped,
-torch.compile, Liger, then stage 3 with one candidate FWD_PINS / BWD_PINS entry at a time, through the gallery's own
-entry point (plans and launch cache reset between candidates, so a winner is exactly what the pin will run). Every
-row is checked against the fp32 eager result (outputs and every input gradient) before do_bench times it (L2
-flushed, inputs rotated). Prints the table, per op and size the shipped and best rows against compile and Liger, an
-"adopt:" line where a candidate beats the shipped path by --min-gain (one median moves 1-2 % between runs), and
-issue 47's acceptance (fwd+bwd >= 1.2x compile and >= Liger). Writes $OUT/norm_sweep.json. Needs a CUDA GPU.
+Per op and size (bf16), fwd and fwd+bwd: stage 3 as shipped, torch.compile, Liger (vs_liger.py's baselines), then one
+candidate pin at a time through the gallery's own entry point (plans reset between candidates). Every row is checked
+against fp32 eager before do_bench times it. Prints the table, per op and size shipped and best against compile and
+Liger, "adopt:" lines (>= --min-gain faster), and issue 47's acceptance; $OUT/norm_sweep.json.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
-"""Score a fresh assistant's stages on a GPU, independently of the tool, and beside the tool's own verdict (issue 29).
-
-For every problem folder under TRIAL_DIR (reference.py in KernelBench form + stage1.py..stage3.py with ModelNew), at
-the problem's own full size, the scoring imports nothing of pytorch_to_triton:
-  correctness  KernelBench's criterion: for 5 seeds, `torch.manual_seed(seed)` before building Model and before
-               building ModelNew from get_init_inputs(), inputs from get_inputs() (seeded) on the GPU,
-               torch.allclose(out, ref, atol, rtol) at KernelBench's 1e-2 and at 1e-4 (the trial's own fp32
-               tolerance); the max abs error is reported;
-  speed        median of CUDA-event timings (100 runs after 10 warm-ups, L2 flushed by a 256 MB write before each
-               run, inputs fixed) of eager Model, torch.compile(Model) and each stage; speedups vs both.
-A time budget (--budget-s, default 170 s) is shared out over the scoring first, then the torch.compile baselines;
-what it leaves out is listed under "skipped" (per problem the reference, each seed's inputs and outputs are built
-once; a stage failing both tolerances stops drawing seeds). Then, unless --no-tool, the tool's own `validate` (its
-CLI, the GPU's defaults, the problem's full size) of every problem, one process per problem side by side, each
-within --tool-limit seconds: the row holds when every stage the tool passes also passes the scoring.
+"""Score a fresh assistant's stages on a GPU independently of the tool, then beside its own verdict (issue 29).
 
     PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/score_trial.py trials/2026-12-06 [--no-tool]
 
-JSON to $OUT/score_trial.json (default /tmp/out), the tool's reports beside it. Needs a CUDA GPU.
+Per problem folder (KernelBench-form reference.py, stage*.py with ModelNew), at full size, importing nothing of
+pytorch_to_triton: KernelBench's criterion (5 seeds, both models built after the same seed, allclose at 1e-2 and at
+1e-4, max abs error) and CUDA-event medians (100 runs, L2 flushed) of eager, torch.compile and each stage, within
+--budget-s (what it leaves out is listed under "skipped"). Then, unless --no-tool, the tool's own `validate` of every
+problem, one process each side by side, within --tool-limit. JSON to $OUT/score_trial.json. Needs a CUDA GPU.
 """
 
 from __future__ import annotations

@@ -2,15 +2,11 @@
 
     PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/vs_liger.py [--only swiglu,rope] [--budget-s 330]
 
-Every gallery op Liger-Kernel also has (rmsnorm, layernorm, softmax, cross_entropy, swiglu, geglu, rope, fused linear
-cross-entropy), plus logsumexp and prefix_scan (Liger column "skip"), at the example's bench shape and a small sweep:
-stage 3, Liger (when `import liger_kernel` works), eager PyTorch as a Hugging Face model runs it, and torch.compile
-of that function (compiled afresh per point, static shapes); forward under no_grad, and forward+backward
-(torch.autograd.grad with a fixed random cotangent) at the bench shape. Each point: REPEATS do_bench medians (L2
-flushed, inputs rotated when small), their spread, the host time to issue one call (host_ms_per_call), GB/s and % of
-this GPU's measured copy bandwidth for forward rows (minimum bytes), TFLOP/s for the fused linear CE. Every output
-is checked against eager first (bf16 tolerance); a mismatch is recorded, not timed. Writes $OUT/vs_liger.json after
-every point and prints the table last; --budget-s skips the rest of the sweep once spent.
+Per op (OPS: the gallery ops Liger also has, and logsumexp and prefix_scan) at its bench shape, forward and
+forward+backward, then a small forward sweep: stage 3, Liger, eager as a Hugging Face model runs it, and torch.compile
+of it (afresh per point, static shapes). Each point: REPEATS do_bench medians (L2 flushed, small inputs rotated),
+their spread, the host time to issue one call, GB/s and % of the measured copy bandwidth (forward), TFLOP/s for the
+fused linear CE. Every output is checked against eager first. $OUT/vs_liger.json after every point; the table last.
 """
 
 from __future__ import annotations
@@ -334,7 +330,7 @@ def _table(points: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(only: list[str] | None, budget_s: float, bench_only: bool = False) -> None:
+def main(only: list[str] | None, budget_s: float) -> None:
     """Run every op (or `only`), write the JSON under $OUT, print the table."""
     OUT.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
@@ -367,7 +363,7 @@ def main(only: list[str] | None, budget_s: float, bench_only: bool = False) -> N
     # Every op's bench shape first (forward, then forward+backward), then the sweeps: under the time budget the
     # acceptance table fills before the sweep rows do.
     plan = [(op, OPS[op][2], mode) for op in fns_of for mode in ("fwd", "fwd+bwd") if mode == "fwd" or OPS[op][4]]
-    plan += [] if bench_only else [(op, s, "fwd") for op in fns_of for s in OPS[op][3]]
+    plan += [(op, s, "fwd") for op in fns_of for s in OPS[op][3]]
     for op, shape, mode in plan:
         if time.perf_counter() - t_start > budget_s:
             results["notes"].append(f"{op} {shape} {mode}: skipped, time budget of {budget_s:.0f} s spent")
@@ -395,8 +391,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", help=f"comma-separated ops, in order, from {','.join(OPS)}")
     ap.add_argument("--budget-s", type=float, default=330.0, help="stop starting new points after this many s")
-    ap.add_argument("--bench-only", action="store_true", help="the bench shapes only, no size sweep")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("vs_liger.py times GPU kernels: no CUDA device here")
-    main(a.only.split(",") if a.only else None, a.budget_s, a.bench_only)
+    main(a.only.split(",") if a.only else None, a.budget_s)
