@@ -8,9 +8,10 @@ then the probes in the worker: the CPU interpreter here, the GPU on a CUDA machi
 labels (real or false, by reading and by running) and the known real problems a probe found are counted (recall by
 execution). Each P0 must carry a reproducer; --check-repro runs each one and counts those that fail as they should.
 One table row per set, and one for the held-out sets of the run together (`--only held_out_21 held_out_22`: the pair).
+--tiers: the audit's tiers on labelled fixtures (tiers()), one row each (CPU ~3 min; gpu_parts/tiers.sh on CUDA).
 
     PYTHONPATH=$PWD/server python3 benchmarks/audit_probe_precision.py [--json out.json] [--check-repro]
-        [--only SET [SET ...]]
+        [--only SET [SET ...]] [--tiers]
 With $OUT set, the JSON also goes to $OUT/audit_probe_precision.json. tests/test_audit_probes.py runs the sets.
 """
 
@@ -151,12 +152,64 @@ def table(s: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def main() -> None:
+# file, harness (None: reference=), reference, P0 checks expected, robustness kinds expected, text the report holds
+TIER_FIX = "tests/audit_probe_fixtures"
+TIERS = [
+    ("linear_contig_weight.py", "harness_linear.py", None, [], [], "w contiguous (linear calls .contiguous())"),
+    ("linear_contig_weight_bad.py", "harness_linear.py", None, ["probe_layout"], [],
+     "assumed: w contiguous (linear calls .contiguous())"),
+    ("scale_fp16_only.py", "harness_scale2.py", None, [], [], "x float16 (scale2 asserts it)"),
+    ("rows_no_empty.py", "harness_rowsum.py", None, [], ["empty"], "batch >= 1 (default)"),
+    ("kb_affine_unreached_helper.py", None, "tests/kernelbench_fixtures/affine_reference.py", [], [],
+     "note: NewGELU.forward is not reached"),
+    ("linear_dense_weight.py", "harness_linear.py", None, [], ["weight"], ""),
+    ("geglu_even.py", "harness_geglu.py", None, [], ["structure"], ""),
+    ("rows_stride_lastdim.py", "harness_scale_rows.py", None, [], ["lastdim"], ""),
+    ("minp_filter.py", "harness_minp.py", None, [], ["1d"], ""),
+    ("matmul_tf32.py", "harness_matmul.py", None, [], ["precision"], ""),
+]
+
+
+def tiers() -> int:
+    """--tiers: the audit's tiers on labelled fixtures (issue 35): a clean kernel gets no P0/P1, a robustness-only
+    failure is reported apart under its kind, a contract bug is a P0 with its "assumed:" line, code ModelNew never
+    reaches gets notes only. One row per fixture; 1 when any differs."""
+    from pytorch_to_triton.service import Service
+
+    svc = Service(ROOT)
+    bad = 0
+    rows = ["| fixture | device | P0 | P1 | robustness | expected | ok | s |", "|---|---|---|---|---|---|---|---|"]
+    try:
+        for file, harness, ref, p0_want, kinds_want, text in TIERS:
+            t0 = time.monotonic()
+            rep = svc.audit(path=f"{TIER_FIX}/{file}", harness=f"{TIER_FIX}/{harness}" if harness else None, reference=ref,
+                            compile=False, timeout_s=600)
+            p0 = sorted(f.check for f in rep.findings if f.severity == "P0")
+            p1 = sorted(f.check for f in rep.findings if f.severity == "P1")
+            kinds = sorted({r.kind for r in rep.robustness})
+            dev = next((c.split(" on ")[1].split(";")[0] for c in rep.checked if c.startswith("probes:")), "?")
+            blob = rep.markdown.lower() + " ".join(rep.contract).lower()
+            ok = p0 == sorted(p0_want) and not p1 and set(kinds_want) <= set(kinds) and text.lower() in blob
+            bad += not ok
+            rows.append(f"| {file} | {dev} | {', '.join(p0) or '-'} | {', '.join(p1) or '-'} | "
+                        f"{', '.join(kinds) or '-'} | P0 {p0_want or '-'}, robustness {kinds_want or '-'} | "
+                        f"{'yes' if ok else 'NO'} | {time.monotonic() - t0:.0f} |")
+    finally:
+        svc.close()
+    print("\n".join(rows))
+    print(f"{len(TIERS) - bad}/{len(TIERS)} fixtures as expected")
+    return 1 if bad else 0
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="also write the graded findings here")
     ap.add_argument("--check-repro", action="store_true", help="run every P0's reproducer (it must exit 1)")
     ap.add_argument("--only", nargs="+", choices=SETS, help="these sets only (several held-out ones: their combined rows)")
+    ap.add_argument("--tiers", action="store_true", help="the audit's tiers on labelled fixtures instead (issue 35)")
     args = ap.parse_args()
+    if args.tiers:
+        return tiers()
     s = score(audit_all(args.only), args.check_repro)
     text = json.dumps(s, indent=1)
     if args.json:
@@ -170,7 +223,8 @@ def main() -> None:
         if not x["found"]:
             print(f"not found: {x['file']} {x['check']} ({x['reason'][:80]})")
     print(table(s))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
