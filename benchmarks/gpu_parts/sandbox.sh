@@ -1,6 +1,6 @@
 # PART=sandbox (issue 37: GPU workers confined by default), ~6.5 minutes (every limit reached: 510 s). Sourced by
 # benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there); P2T_SANDBOX unset: the defaults. Checks, one line each
-# at the end (benchmarks/sandbox_acceptance.py: PASS / FAIL / INCOMPLETE):
+# at the end (benchmarks/sandbox_cost.py --acceptance: PASS / FAIL / INCOMPLETE):
 #   overhead    sandbox_cost.py --no-corpus: sandbox on vs off, warm ping/call, the sandbox's own work per call (< 5 ms),
 #               run_benchmark (peaks measured in the confined worker, written by the host) and a compiled audit
 #   corpus      sandbox_cost.py --corpus-only: tests/test_sandbox.py, the hostile corpus through the CLI and MCP client
@@ -21,4 +21,4 @@ GALLERY=vector_add,softmax,rmsnorm,layernorm
 TAIL=8 run gallery 90 python3 benchmarks/run_examples.py --no-validate --repeats 1 --only $GALLERY \
   --out "$OUT/x/gallery.json"
 cp .pytorch-to-triton/peaks.json "$OUT/x/peaks.json" 2>/dev/null  # written by the host, measured by a confined worker
-python3 benchmarks/sandbox_acceptance.py "$OUT/x" --fault-limit 170 --gallery $GALLERY | tee "$OUT/x/acceptance.md"
+python3 benchmarks/sandbox_cost.py --acceptance "$OUT/x" --fault-limit 170 --gallery $GALLERY | tee "$OUT/x/acceptance.md"
