@@ -58,30 +58,20 @@ P, BP = ST3.FwdPlan, ST3.BwdPlan
 # for both causal and non-causal, the shipped plan is not timed twice.
 FWD_CANDIDATES = {
     128: [
-        P("ptr", 128, 64, 8, 2, maxnreg=128, emul=4),
-        P("ptr", 128, 64, 8, 2, maxnreg=128, lazy=8.0, emul=4),
-        P("ptr", 128, 64, 8, 2, maxnreg=128, lazy=8.0),
-        P("split", 128, 64, 4, 2, emul=4),
+        P("ptr", 128, 64, 8, 2, maxnreg=128, emul=4), P("ptr", 128, 64, 8, 2, maxnreg=128, lazy=8.0, emul=4),
+        P("ptr", 128, 64, 8, 2, maxnreg=128, lazy=8.0), P("split", 128, 64, 4, 2, emul=4),
         P("split", 128, 64, 4, 2, lazy=8.0, emul=4),
         # BLOCK_N 32: 223 registers instead of 255 and a spill (the rescale's D / BLOCK_N = 4 multiplies per score
         # are what lazy saves)
-        P("split", 128, 32, 4, 2, lazy=8.0, emul=4),
-        P("split", 128, 32, 4, 2, lazy=8.0),
+        P("split", 128, 32, 4, 2, lazy=8.0, emul=4), P("split", 128, 32, 4, 2, lazy=8.0),
         P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=4),
-        P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=8),
-        P("tma", 128, 128, 4, 2, ws=True, device_desc=True),
-        P("ptr", 128, 64, 8, 2, maxnreg=128),
-        P("split", 128, 64, 4, 2),
+        P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=8), P("tma", 128, 128, 4, 2, ws=True, device_desc=True),
+        P("ptr", 128, 64, 8, 2, maxnreg=128), P("split", 128, 64, 4, 2),
     ],
     64: [
-        P("ptr", 128, 64, 8, 4, emul=4),
-        P("ptr", 128, 64, 8, 4, emul=2),
-        P("ptr", 128, 64, 8, 4, lazy=8.0, emul=4),
-        P("split", 128, 64, 4, 2),
-        P("split", 128, 64, 4, 2, emul=4),
-        P("split", 128, 64, 4, 2, lazy=8.0, emul=4),
-        P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=4),
-        P("ptr", 128, 64, 8, 4),
+        P("ptr", 128, 64, 8, 4, emul=4), P("ptr", 128, 64, 8, 4, emul=2), P("ptr", 128, 64, 8, 4, lazy=8.0, emul=4),
+        P("split", 128, 64, 4, 2), P("split", 128, 64, 4, 2, emul=4), P("split", 128, 64, 4, 2, lazy=8.0, emul=4),
+        P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=4), P("ptr", 128, 64, 8, 4),
     ],
 }
 # Backward candidates beside the shipped plan (BWD_PLANS), most promising first: round 5's bests with and without

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -23,28 +22,13 @@ VADD = {"reference": "benchmarks/tasks/vadd_reference.py", "candidates": ["bench
 
 
 def event_loop_median(n: int, iters: int = 200) -> float:
-    """Independent timer: CUDA events around each call, L2 flushed by a 256 MiB write before each."""
-    import importlib.util
-
+    """Independent timer: score_trial.py's CUDA events around each call, L2 flushed by a 256 MB write before each."""
     import torch
+    from score_trial import _load, _time
 
-    spec = importlib.util.spec_from_file_location("vadd", ROOT / "benchmarks/tasks/vadd_stage1.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load(ROOT / "benchmarks/tasks/vadd_stage1.py", "vadd")
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    for _ in range(20):
-        mod.reference(x, y)
-    times = []
-    for _ in range(iters):
-        flush.zero_()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        mod.reference(x, y)
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    return _time(mod.reference, [x, y], runs=iters, warmup=20)["median_ms"]
 
 
 def main(out: str | None) -> None:
