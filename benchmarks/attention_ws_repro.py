@@ -1,14 +1,12 @@
-"""An sm_90 compile of flash attention stage 3's plans on the CPU, and the loop shape Triton's Hopper warp
-specialization accepts (issue 47; tests/test_attention_plans.py runs it).
+"""An sm_90 compile of flash attention stage 3's plans on the CPU (issue 47; tests/test_attention_plans.py runs it).
 
     PYTHONPATH=$PWD/server python benchmarks/attention_ws_repro.py [--plans [--candidates]]
 
-Triton 3.6 and 3.9 specialize one key loop with no dot after it whose row max or sum is broadcast back (a second loop,
-a straight-line softmax step abort in MLIR; a runtime `if` in the loop turns it off: examples/flash_attention/README.md,
-round 5). So the causal forward runs one loop masked throughout: the `masked_loop` case here, which must compile to 384
-threads (a TMA producer warpgroup, two consumers) with setmaxnreg. --plans compiles stage 3's plan tables, --candidates
-the sweep's too, each in a child process (an MLIR abort kills only it): OK with the compiled facts (warp specialized,
-threads, setmaxnreg, registers, spill bytes, shared memory) or FAIL with the pass's message.
+Triton's Hopper warp specialization (3.6 and 3.9) takes one key loop with no dot after it whose row max or sum is
+broadcast back (examples/flash_attention/README.md, round 5), so the causal forward runs one loop masked throughout:
+the `masked_loop` case, which must compile to 384 threads (a TMA producer warpgroup, two consumers) with setmaxnreg.
+--plans compiles stage 3's plan tables, --candidates the sweep's too, each job in a child process (an MLIR abort kills
+only it): OK with the compiled facts (specialized, threads, setmaxnreg, registers, spill bytes, shared memory) or FAIL.
 """
 
 from __future__ import annotations

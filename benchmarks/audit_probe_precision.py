@@ -1,18 +1,14 @@
 """Precision of audit_kernel's P0/P1 with the probes running the entry (issue 26), per set of labelled files.
 
-tests/audit_public_corpus/probe_labels.json names each file with its harness (the entry's example call) and its set:
-`held_out`, `held_out_2` ... `held_out_38`, public files the rules were not written against, each batch audited once
-fresh with the rules of the commit its RESULTS.md row names (tests/audit_public_corpus/README.md says what each holds),
-and `tuned` (tests/audit_probe_fixtures, written with the probes). Each file gets the full audit (static suspects,
-then the probes in the worker: the CPU interpreter here, the GPU on a CUDA machine); every P0/P1 is graded with the
-labels (real or false, by reading and by running) and the known real problems a probe found are counted (recall by
-execution). Each P0 must carry a reproducer; --check-repro runs each one and counts those that fail as they should.
-One table row per set, and one for the held-out sets of the run together (`--only held_out_21 held_out_22`: the pair).
---tiers: the audit's tiers on labelled fixtures (tiers()), one row each (CPU ~3 min; gpu_parts/tiers.sh on CUDA).
-
     PYTHONPATH=$PWD/server python3 benchmarks/audit_probe_precision.py [--json out.json] [--check-repro]
         [--only SET [SET ...]] [--tiers]
-With $OUT set, the JSON also goes to $OUT/audit_probe_precision.json. tests/test_audit_probes.py runs the sets.
+
+tests/audit_public_corpus/probe_labels.json gives each file its harness and its set: `held_out` ... `held_out_38`,
+public files the rules were not written against (each audited once fresh at the commit its RESULTS.md row names), and
+`tuned` (tests/audit_probe_fixtures). Each file gets the full audit (static suspects, then the probes in the worker);
+every P0/P1 is graded with the labels and the known problems a probe found are counted; --check-repro runs each P0's
+reproducer. One row per set, and one for the held-out sets of the run together (the pair of `--only A B`); JSON also
+to $OUT/audit_probe_precision.json. --tiers: the audit's tiers on labelled fixtures instead (issue 35, tiers()).
 """
 
 from __future__ import annotations
@@ -171,9 +167,8 @@ TIERS = [
 
 
 def tiers() -> int:
-    """--tiers: the audit's tiers on labelled fixtures (issue 35): a clean kernel gets no P0/P1, a robustness-only
-    failure is reported apart under its kind, a contract bug is a P0 with its "assumed:" line, code ModelNew never
-    reaches gets notes only. One row per fixture; 1 when any differs."""
+    """A clean kernel gets no P0/P1, a robustness-only failure is reported apart under its kind, a contract bug is a
+    P0 with its "assumed:" line, code ModelNew never reaches gets notes only: one row per fixture, 1 when any differs."""
     from pytorch_to_triton.service import Service
 
     svc = Service(ROOT)

@@ -1,13 +1,13 @@
-"""Does the CPU-side compile for sm_90 agree with the GPU's own compile? (issue 36's GPU acceptance)
+"""Does the CPU-side compile for sm_90 agree with the GPU's own compile, and what does it cost? (issues 36, 46)
 
     python benchmarks/compile_agreement.py --save benchmarks/results/target_compile_cpu_triton39.json   # a CPU
     python3 benchmarks/compile_agreement.py --against benchmarks/results/target_compile_cpu_triton39.json  # a GPU
+    python benchmarks/compile_agreement.py --cost [--only softmax] [--repeat 2]   # its cost on a CPU validation
 
-Every trial and gallery stage is validated once with P2T_DUMP_LAUNCH_SPECS set (each launch's specialisation, and on
-a GPU its real compile), then each launch is compiled exactly for sm_90 by the product's CPU-side compile. Per launch,
-agree = the same success and registers within REG_TOLERANCE: agree_here (the GPU's compile against the CPU-side one
-on this machine) and agree_saved (a CPU's saved launches against this Triton). JSON to $OUT/compile_agreement.json.
---cost [--only softmax] [--repeat 2]: what that compile costs a CPU validation (cost()); $OUT/target_compile_cost.json.
+Every trial and gallery stage is validated once with P2T_DUMP_LAUNCH_SPECS set (each launch's specialisation, and on a
+GPU its real compile), then each launch is compiled for sm_90 by the product's CPU-side compile. Per launch, agree =
+the same success and registers within REG_TOLERANCE: agree_here (GPU against CPU-side on one machine) and agree_saved
+(a CPU's saved launches against this Triton). JSON to $OUT/compile_agreement.json (--cost: target_compile_cost.json).
 """
 
 from __future__ import annotations
@@ -141,10 +141,8 @@ def agree(gpu: dict[str, Any] | None, cpu: dict[str, Any] | None) -> str:
 
 
 def cost(a: argparse.Namespace) -> int:
-    """--cost: what the CPU-side compile for sm_90 adds to a CPU validation of the gallery (issues 36 and 46; bar
-    < 25 %). Per stage on one warm worker, trials=1: base (target_gpus "none"), cold (sm_90, the target-compile and
-    Triton caches emptied), warm (sm_90 again); base and cold alternate in order from stage to stage, each after an
-    untimed validation; each row with the load average and the full-size dry run's seconds. CPU figures."""
+    """Per gallery stage, one warm worker, trials=1: base (no target), cold (sm_90, caches emptied), warm (sm_90 again),
+    base and cold alternating in order, each row with the load average (issues 36 and 46; bar < 25 %)."""
     import shutil
 
     from pytorch_to_triton.service import Service

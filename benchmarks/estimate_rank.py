@@ -4,12 +4,11 @@
     python benchmarks/estimate_rank.py time --budget 200 [--only softmax,45_Gemm] --out $OUT/estimate_rank_gpu.json
     python benchmarks/estimate_rank.py compare GPU_JSON [GPU_JSON ...] [--estimates ESTIMATES]
 
-count (CPU): run_benchmark's no-GPU ESTIMATE of every gallery and trial stage at the size run_benchmark times, one
-stage per call, keeping each worker record so roofline_estimate.stage_time re-reads it with today's model; resumable.
-time (GPU, gpu_parts/estimate_vs_h100.sh): run_benchmark of the estimated stages at the same sizes and dtype.
-compare: each stage's GPU median beside its ESTIMATE (within 2x?), and each folder's two orders: stages within TIE
-(10 %) on the GPU are a tie; otherwise the estimate must order them as the GPU does (a swap if not, a miss if it gives
-both the same figure). A folder is "ranked as measured" with no swap and no miss.
+count (CPU, resumable): the ESTIMATE of every gallery and trial stage at the size run_benchmark times, keeping each
+worker record for roofline_estimate.stage_time. time (GPU): run_benchmark of those stages at the same sizes and dtype.
+compare: each stage's GPU median beside its ESTIMATE (within 2x?) and each folder's two orders; stages within TIE
+(10 %) on the GPU are a tie, otherwise the ESTIMATE must order them as the GPU does (a swap if not, a miss if it gives
+both one figure). A folder is "ranked as measured" with no swap and no miss.
 """
 
 from __future__ import annotations

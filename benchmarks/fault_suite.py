@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,6 @@ class Entry:
 class Ctx:
     device: str = "cpu"
     memory: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 CTX = Ctx()

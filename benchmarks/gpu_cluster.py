@@ -4,12 +4,12 @@
     python3 benchmarks/gpu_cluster.py --part overhead [--calls 20] [--tasks 1000]                     # any machine
 
 local, cluster: the KernelBench-form corpus (quick: its 10 quickest problems) in one run_suite on the fast path, then
-through `--cluster local`, both cold; per candidate verdict, checks, KernelBench's criterion and median ms compared.
-cli: `dask scheduler` and a `dask worker --resources GPU=1` as processes, and a client with CUDA hidden running
-`validate` and `bench` with --cluster. overhead: no-op tasks on a one-worker LocalCluster (round trip, tasks per
-second), then a warm validation local against through the cluster. JSON under $OUT: gpu_cluster.json (`all` and
-`--problems all` runs of local and cluster add to it), cluster_overhead.json. dask and distributed go into .whl/
-first: ../shared/tools/gpu-wheels dask==2026.8.0 distributed==2026.8.0 tornado zict tblib locket partd
+through `--cluster local`, both cold, compared per candidate (verdict, checks, KernelBench's criterion, median ms).
+cli: `dask scheduler` and a `dask worker --resources GPU=1` as processes, a client with CUDA hidden running `validate`
+and `bench` with --cluster. overhead: no-op tasks on a one-worker LocalCluster (round trip, tasks per second), then a
+warm validation locally and through the cluster. JSON under $OUT: gpu_cluster.json (runs add to it),
+cluster_overhead.json. dask and distributed go into .whl/ first: ../shared/tools/gpu-wheels dask==2026.8.0
+distributed==2026.8.0 tornado zict tblib locket partd
 """
 
 from __future__ import annotations

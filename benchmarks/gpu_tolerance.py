@@ -1,14 +1,12 @@
-"""Issue 48 on the GPU: the Mamba2 fixture (KernelBench L3 48_Mamba2ReturnY) at its KernelBench full size.
+"""Issue 48 on the GPU: the Mamba2 fixture (KernelBench L3 48_Mamba2ReturnY) at its full size, 2048 x 128 x 8 x 64 (134 M
+outputs up to ~1e22; tests/test_tolerances.py runs the interpreter's sizes).
 
     PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_tolerance.py
 
-2048 x 128 x 8 x 64: 134 M outputs up to ~1e22, PyTorch's own fp32 error ~1e16 (tests/test_tolerances.py runs the
-interpreter's sizes). One validation per row, and what it must show: stage1 passes (every automatic variant, no
-stale_result, PyTorch's own error noted); stage1_atol passes with issue 48's declared atol 1.07e10 and the note that
-it sits below PyTorch's own error, --sizes equal to the full size reported as the full size; bug_dropped_diagonal and
-bug_segment_boundary fail with mismatch; pinned (a sidecar's [sizes] batch_size=4) names the pins in its verdict line.
-Prints one line per row (ok, verdict, seconds, the main case's max abs error and PyTorch's own), then "N/5 rows as
-expected"; issue48.json under $OUT (default /tmp/out); exit 1 on any miss.
+One validation per row: stage1 passes (every variant, PyTorch's own error noted); stage1_atol passes with issue 48's
+declared atol 1.07e10 and --sizes at the full size; bug_dropped_diagonal and bug_segment_boundary fail with mismatch;
+pinned (a sidecar's [sizes] batch_size=4) names its pins in the verdict line. One line per row (ok, verdict, seconds,
+the main case's max abs error and PyTorch's own), then "N/5 rows as expected"; $OUT/issue48.json; exit 1 on a miss.
 """
 
 from __future__ import annotations

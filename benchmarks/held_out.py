@@ -1,14 +1,13 @@
 """The checks behind the audit's held-out labels, every pair through one runner (RESULTS.md, audit precision).
 
-Each pair's module, tests/audit_public_harnesses/checks/held_out_NN_MM.py, holds small functions that show a labelled
-problem on the callers' inputs (rc 1 = it shows, 0 = it does not, 2 = not run here, 124 = timed out), a CHECKS table
-of what each should give on a GPU, and GPU_RUN (when they last ran on one). Adding a pair adds a module there.
-
   python benchmarks/held_out.py                           # every pair, its checks and what each should give
   python benchmarks/held_out.py 33_34 [CHECK ...]         # run a pair's checks, one process each, then a table
   python benchmarks/held_out.py --pending                 # every check never run on a GPU
   python benchmarks/held_out.py --one 33_34 fa_headdim    # one check in this process (exit = its result)
-On a GPU: PART=held_out HELD_OUT="33_34 29_30" bash benchmarks/gpu_session.sh. Without CUDA, the interpreter.
+
+Each pair's tests/audit_public_harnesses/checks/held_out_NN_MM.py holds small functions that show a labelled problem
+on the callers' inputs (rc 1 = it shows, 0 = it does not, 2 = not run here, 124 = timed out), a CHECKS table of what
+each should give on a GPU, and GPU_RUN. On a GPU: PART=held_out HELD_OUT="33_34" (gpu_parts/held_out.sh).
 """
 
 from __future__ import annotations

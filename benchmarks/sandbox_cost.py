@@ -4,12 +4,10 @@
     python benchmarks/sandbox_cost.py --corpus-only     # the hostile corpus alone: $OUT/sandbox_corpus.json
     python benchmarks/sandbox_cost.py --acceptance DIR  # issue 37's list, read from PART=sandbox's folder
 
-With the sandbox on and off (`Limits(sandbox=...)`), through a real Service and worker: the first call (worker start,
-torch import, CUDA or the interpreter, confinement), a warm `ping` (the fixed per-call cost) and a warm validation of
-tests/faults/good.py; the sandbox's own per-call work timed alone (the worker's begin/end_call, the server's
-after_call); on a GPU, run_benchmark with torch.compile and a compiled audit under the sandbox (errors verbatim);
-then, unless --no-corpus, tests/test_sandbox.py under pytest (the hostile corpus through the real CLI and MCP
-client). Target: the sandbox's own work and the warm ping overhead under 5 ms. Logs go to stderr.
+Sandbox on and off through a real Service: the first call, a warm `ping` and a warm validation of tests/faults/good.py;
+the sandbox's own per-call work timed alone; on a GPU, run_benchmark with torch.compile and a compiled audit confined;
+then, unless --no-corpus, tests/test_sandbox.py (the hostile corpus through the real CLI and MCP client). Target: the
+sandbox's own work and the warm ping overhead under 5 ms. Logs go to stderr.
 """
 
 from __future__ import annotations
@@ -293,9 +291,7 @@ def _acc_overhead(d: Path) -> tuple[str, str]:
 
 
 def acceptance(d: Path, fault_limit: float, gallery: list[str]) -> int:
-    """--acceptance DIR: issue 37's list, read from the folder `PART=sandbox` fills (this script's two JSONs,
-    fault_suite.py's, gpu_suite.py's and run_examples.py's, the host's peaks.json): one line per item, PASS / FAIL /
-    INCOMPLETE and why; 0 only when every item passes. Reads files, runs nothing."""
+    """Issue 37's list from PART=sandbox's folder: one line per item, PASS / FAIL / INCOMPLETE and why (files only)."""
     # a Triton launch and torch.compile confined: the gallery item (both timed in confined workers) shows them
     items = [("hostile corpus, CLI and MCP client", _acc_corpus(d)),
              ("fault suite: 0 UNEXPECTED within its limit", _acc_faults(d, fault_limit)),

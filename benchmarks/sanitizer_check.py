@@ -1,15 +1,13 @@
-"""compute-sanitizer's own verdict on every audit P0 that claims an out-of-bounds access, and the time it adds
-(issue 35, item 3; benchmarks/gpu_parts/sanitizer.sh and sanitizer_heldout.sh run it on the GPU).
+"""compute-sanitizer's own verdict on every audit P0 that claims an out-of-bounds access, and the time it adds (issue
+35, item 3; gpu_parts/sanitizer.sh and sanitizer_heldout.sh run it on the GPU).
 
     PYTHONPATH=$PWD/server python3 benchmarks/sanitizer_check.py [--group fixtures|held_out] [--budget S] [--json OUT]
     PYTHONPATH=$PWD/server python3 benchmarks/sanitizer_check.py --claims OUT.json   # CPU: collect the claims
 
---claims (CPU) audits every file of both groups with its harness and keeps each P0 whose evidence claims an
-out-of-bounds access (the interpreter's bounds check), with its probe variant. On the GPU, --group fixtures (the
-probe fixtures with an out-of-bounds bug, each beside a clean twin) runs the full audit (probes, then the worker's
-compute-sanitizer) and gives the CPU's claimed variants it did not rerun a memcheck child; --group held_out (the
-held-out files whose labels say out of bounds) runs one memcheck child per file over the CPU's claims (--from). One
-row per claim: file, variant, who claimed it, the sanitizer's verdict, the seconds each sanitizer child took.
+--claims audits both groups' files and keeps each P0 whose evidence claims an out-of-bounds access, with its probe
+variant. --group fixtures (out-of-bounds fixtures beside clean twins) runs the full audit with the worker's sanitizer;
+--group held_out runs a memcheck child per file over the CPU's claims (--from). One row per claim: file, variant, who
+claimed it, the sanitizer's verdict, its seconds.
 """
 
 from __future__ import annotations

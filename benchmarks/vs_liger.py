@@ -12,6 +12,7 @@ fused linear CE. Every output is checked against eager first. $OUT/vs_liger.json
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import json
 import math
@@ -339,13 +340,7 @@ def main(only: list[str] | None, budget_s: float) -> None:
             setattr(torch._dynamo.config, name, 64)
     env = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "gpu": torch.cuda.get_device_name(),
            "torch": torch.__version__, "triton": __import__("triton").__version__,
-           "liger_kernel": getattr(sys.modules.get("liger_kernel"), "__version__", None) if LF else LIGER}
-    try:
-        from importlib.metadata import version
-
-        env["liger_kernel"] = version("liger-kernel") if LF else LIGER
-    except Exception:  # noqa: BLE001
-        pass
+           "liger_kernel": importlib.metadata.version("liger-kernel") if LF else LIGER}
     env["copy_gbps"] = round(_copy_gbps(), 1)
     env["read_gbps_torch_sum"] = round(_read_gbps(), 1)
     print(f"# {env}", flush=True)

@@ -1,9 +1,8 @@
-# PART=compile (RESULTS.md, validation trust: the CPU-side compile against the GPU's own), ~5 minutes. Sourced by
-# benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there). compile_agreement.py in up to four processes (disjoint
-# --only groups, AGREE_GROUPS: space-separated, each a comma-separated --only list; default every trial and gallery
-# stage): each launch the GPU's validation compiled, compiled again by the CPU-side compile, and the launches a CPU
-# saved with Triton 3.9. Confirms the rows when every group's agree_here is N/N (same success, registers within +-8)
-# and no stage says "budget spent". SCORE_TRIAL=1 adds score_trial.py's scoring of trials/2026-12-04 (< 3 minutes).
+# PART=compile (RESULTS.md, the CPU-side compile against the GPU's own), ~5 minutes. Sourced by gpu_session.sh.
+# compile_agreement.py in up to four processes (AGREE_GROUPS: space-separated --only lists; default every trial and
+# gallery stage), against the launches a CPU saved with Triton 3.9 too. Confirms the rows when every group's agree_here
+# is N/N (same success, registers within +-8) and no stage says "budget spent". SCORE_TRIAL=1 adds score_trial.py's
+# scoring of trials/2026-12-04 (< 3 minutes).
 read -r -a groups <<< "${AGREE_GROUPS:-trials/ cross_entropy,flash_attention,fused_linear geglu,layernorm,logsumexp,matmul prefix_scan,rmsnorm,rope,softmax,swiglu,vector_add}"
 for i in "${!groups[@]}"; do
   mkdir -p "$OUT/x/agree$i"

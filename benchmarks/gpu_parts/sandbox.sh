@@ -1,14 +1,10 @@
-# PART=sandbox (issue 37: GPU workers confined by default), ~6.5 minutes (every limit reached: 510 s). Sourced by
-# benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there); P2T_SANDBOX unset: the defaults. Checks, one line each
-# at the end (benchmarks/sandbox_cost.py --acceptance: PASS / FAIL / INCOMPLETE):
-#   overhead    sandbox_cost.py --no-corpus: sandbox on vs off, warm ping/call, the sandbox's own work per call (< 5 ms),
-#               run_benchmark (peaks measured in the confined worker, written by the host) and a compiled audit
-#   corpus      sandbox_cost.py --corpus-only: tests/test_sandbox.py, the hostile corpus through the CLI and MCP client
-#   faults      fault_suite.py: 0 UNEXPECTED, no entry started past 140 s, record kept if stopped at 170 s
-#   gpu_suite   the KernelBench-form corpus, verdicts against labels (200 s budget; `not run` = INCOMPLETE: run the
-#               part's gpu_suite line again without --redo; SUITE_BUDGET=S shortens it)
-#   gallery     run_examples.py: run_benchmark times four gallery examples' stages and torch.compile, confined
-# corpus, faults and gpu_suite run at the same time (verdicts, not times; each its own processes and CUDA contexts).
+# PART=sandbox (issue 37: GPU workers confined by default), ~6.5 minutes. Sourced by benchmarks/gpu_session.sh, with
+# P2T_SANDBOX unset (the defaults). sandbox_cost.py --no-corpus (on vs off, warm ping and call, the sandbox's own work,
+# run_benchmark and a compiled audit confined); then side by side (verdicts, not times) sandbox_cost.py --corpus-only
+# (the hostile corpus through the CLI and MCP client), gpu_suite.py (the KernelBench-form corpus against its labels;
+# SUITE_BUDGET=S shortens it, a rerun without --redo resumes) and fault_suite.py; then run_examples.py times four
+# gallery examples and torch.compile confined. Last, sandbox_cost.py --acceptance: one PASS / FAIL / INCOMPLETE line
+# per item of issue 37's list.
 unset P2T_SANDBOX
 echo "CC=${CC:-unset} gcc=$(command -v gcc) triton=$(python3 -c 'import triton; print(triton.__version__)' 2>&1)"
 rm -f .pytorch-to-triton/peaks.json  # measured afresh, inside a confined worker, written by the host
