@@ -1,13 +1,12 @@
-"""How long audit_kernel takes (issue 35, "Speed": a ~500-line file with a harness, < 60 s on CPU, < 20 s on a GPU),
-and audit --reference against validate on the same files (issue 45, "No slower": <= validate + 50 %).
+"""How long audit_kernel takes (issue 35: a ~500-line file with a harness, < 60 s on CPU, < 20 s on a GPU), and audit
+--reference against validate on the same files (issue 45: no slower than validate + 50 %).
 
     PYTHONPATH=$PWD/server python3 benchmarks/audit_speed.py [--files F ...] [--json out.json]
     PYTHONPATH=$PWD/server python3 benchmarks/audit_speed.py --vs-validate [--pairs REFERENCE:CANDIDATE ...]
 
-Default: each file (lightning_attn2.py, 508 lines; megablocks/kernels.py, 544) audited twice with its harness in a
-fresh Service (static pass, probes in the worker, compute-sanitizer on a GPU): the first call and the warm one.
---vs-validate: per candidate (the validation corpus and KB_UNITS, or --pairs), in one Service, an untimed validate
-(caches), then validate and audit --reference, each warm; per file their seconds and ratio, and the total against 1.5.
+Default: each file audited twice with its harness in a fresh Service (the first call, then the warm one).
+--vs-validate: per candidate (the validation corpus and KB_UNITS, or --pairs) in one Service, an untimed validate,
+then validate and audit --reference, each warm: their seconds, their ratio, the total against 1.5.
 """
 
 from __future__ import annotations

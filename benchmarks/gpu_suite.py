@@ -3,10 +3,10 @@
     PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_suite.py [--corpus tests/multiplicity_corpus]
         [--budget 280] [--redo] [--trials 1] [--no-bench]
 
-Every candidate of the corpus (tests/kernelbench_corpus by default) at the problems' sizes: run_validation, KernelBench's
+Every candidate of the corpus (default tests/kernelbench_corpus) at the problems' sizes: run_validation, KernelBench's
 own criterion (its max difference on a failure), run_benchmark of those that validated; each verdict scored against
-labels.json. Journaled: --budget stops starting units, a rerun resumes (--redo starts over). Prints the table, the
-label score and fast_p; writes suite.json, suite.md, speedups.png, labels.json under $OUT.
+labels.json. Journaled: --budget stops starting units, a rerun resumes (--redo starts over). Writes suite.json,
+suite.md, speedups.png and labels.json (the score) under $OUT.
 """
 
 from __future__ import annotations

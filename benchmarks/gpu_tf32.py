@@ -2,12 +2,12 @@
 
     PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_tf32.py [--timing-only]
 
-1. dot(A, I) with an exact identity returns the fp32 operands as the tensor core saw them: the share of elements
-   equal to truncation (what worker/device/interp_tf32.py emulates), cvt.rna, round-to-nearest-even, and the emulation.
-2. What each precision costs: a 4096^3 fp32 matmul (128x128x32 tiles) with tl.dot input_precision tf32 / tf32x3 /
-   ieee, and torch.matmul with TF32 allowed or not: median ms, TFLOP/s, rel L2 error vs float64 (--timing-only).
-JSON to $OUT/gpu_tf32.json; exit 1 unless the emulation matched every element. The verdicts on
-tests/interp_fixtures/tf32_*.py, GPU against interpreter: `python -m pytest -m gpu tests/test_interp.py -k tf32`.
+1. dot(A, I) with an exact identity returns fp32 operands as the tensor core saw them: the share of elements equal to
+   truncation (what worker/device/interp_tf32.py emulates), cvt.rna, round-to-nearest-even, and the emulation.
+2. What each precision costs (--timing-only: this alone): a 4096^3 fp32 matmul with tl.dot input_precision tf32 /
+   tf32x3 / ieee, and torch.matmul with TF32 allowed or not: median ms, TFLOP/s, rel L2 error vs float64.
+JSON to $OUT/gpu_tf32.json; exit 1 unless the emulation matched every element. The verdicts, GPU against
+interpreter: `python -m pytest -m gpu tests/test_interp.py -k tf32`.
 """
 
 from __future__ import annotations
