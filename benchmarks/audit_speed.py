@@ -1,18 +1,12 @@
-"""How long audit_kernel takes on a ~500-line file with a harness (issue 35, "Speed": < 60 s on CPU, < 20 s on GPU).
+"""How long audit_kernel takes (issue 35: a ~500-line file with a harness, < 60 s on CPU, < 20 s on a GPU), and audit
+--reference against validate on the same files (issue 45: no slower than validate + 50 %).
 
-The files are public corpus files of that size with their audit harness (tests/audit_public_corpus/probe_labels.json):
-lightning_attn/lightning_attn2.py (508 lines, held_out_12) and megablocks/kernels.py (544 lines, held_out_5). Each
-is audited through Service.audit (static pass, probes in the worker, compute-sanitizer on a GPU) twice in a fresh
-Service: the first call pays the worker's start and Triton's compiles, the second is the warm figure. The device is
-the worker's (the CPU interpreter here, the GPU on a CUDA machine).
+    PYTHONPATH=$PWD/server python3 benchmarks/audit_speed.py [--files F ...] [--json out.json]
+    PYTHONPATH=$PWD/server python3 benchmarks/audit_speed.py --vs-validate [--pairs REFERENCE:CANDIDATE ...]
 
-Run from the repo root: PYTHONPATH=$PWD/server python3 benchmarks/audit_speed.py [--json out.json] [--files F ...]
-
-Issue 45 ("No slower": an audit with a reference takes no longer than validate + 50 % on the same files):
-`--vs-validate` times, per candidate of tests/validation_corpus (the GPU-only ones left out without a GPU) and of a
-few KernelBench-form corpus units (KB_UNITS), in one Service: a first `validate` (the worker's start, Triton's and
-the target compile's caches: discarded), then `validate` and `audit --reference` (the figures), each warm in the same
-way. Prints per file validate s, audit s and their ratio, and the totals against the 1.5 bar.
+Default: each file audited twice with its harness in a fresh Service (the first call, then the warm one).
+--vs-validate: per candidate (the validation corpus and KB_UNITS, or --pairs) in one Service, an untimed validate,
+then validate and audit --reference, each warm: their seconds, their ratio, the total against 1.5.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """examples/conv_epilogue_pool stage 3's plans against torch.compile at the KernelBench size: the sweep whose "adopt:"
-line fills stage3.PLANS (issue 47).
-
-KernelBench level 2 problem 35 at its own size (128 x 64 x 128 x 128 fp32 -> 128 channels, 3 x 3, 2 x 2 pool), on the
-GPU, PyTorch's default precision (cuDNN convs in TF32, torch.backends.cudnn.allow_tf32 = True):
-- eager (the Model) and torch.compile (default mode, compiled for this shape) as baselines, stage 3 as shipped;
-- stage 3 with each candidate plan passed in: the igemm path (the conv as an implicit GEMM with the epilogue and
-  the pooling on four accumulators) over its tile configs, on NCHW input and on channels-last input (one conversion
-  copy counted in the time), and the cudnn path (cuDNN conv + one Triton epilogue/pool kernel), NCHW and channels-last.
-Every row is checked against eager (the sidecar's TF32 tolerance: |got - ref| <= 1e-2 + 1e-2 |ref|) before
-triton.testing.do_bench times it (median, L2 flushed). Prints the table, an "adopt: PLANS[...] = {...}" line when a
-plan beats the shipped one by --min-gain (3 %), and "acceptance: ... >= 1.0x torch.compile: PASS|FAIL" for the shipped
-plan and for the adopted one. --budget-s bounds the run (default 100 s). Writes $OUT/conv_sweep.json.
+line fills stage3.PLANS (issue 47). Needs a CUDA GPU.
 
     PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/conv_sweep.py [--budget-s 100] [--min-gain 0.03]
-Needs a CUDA GPU (the stages are validated on the CPU by the test suite and on the GPU by gpu_parts/conv.sh).
+
+KernelBench L2 35 at 128 x 64 x 128 x 128 fp32 (cuDNN in TF32, PyTorch's default): eager, torch.compile and stage 3
+as shipped, then each plan: igemm tiles and cuDNN + a Triton epilogue, on NCHW and channels-last input. Every row is
+checked against eager before do_bench times it. Prints the table, "adopt: PLANS[...] = {...}" and "acceptance: ...
+>= 1.0x torch.compile: PASS|FAIL" for the shipped and the adopted plan; $OUT/conv_sweep.json.
 """
 
 from __future__ import annotations

@@ -1,24 +1,21 @@
 """Does the no-GPU ESTIMATE size and rank the stages as a GPU measures them? (issues 40, 46)
 
-    # on the GPU (benchmarks/gpu_parts/estimate_vs_h100.sh): time the stages the CPU estimated, at the same sizes
+    PYTHONPATH=$PWD/server python benchmarks/estimate_rank.py count [--only softmax,45_Gemm] [--budget 3600] [--redo]
     python benchmarks/estimate_rank.py time --budget 200 [--only softmax,45_Gemm] --out $OUT/estimate_rank_gpu.json
-    # anywhere: compare a GPU JSON with the CPU estimates (benchmarks/estimate_gallery.py's JSON)
-    python benchmarks/estimate_rank.py compare GPU_JSON [--estimates benchmarks/results/estimate_gallery_cpu.json]
+    python benchmarks/estimate_rank.py compare GPU_JSON [GPU_JSON ...] [--estimates ESTIMATES]
 
-`time` calls Service.benchmark (run_benchmark) per gallery example and trial problem on the stages the estimate JSON
-holds, at the sizes each estimate is for (a gallery example's case set to them, a trial's own sizes) and the
-estimate's dtype, torch.compile off, one repeat; the JSON is rewritten after every folder and no folder starts once
---budget is spent. `compare` puts each stage's GPU median beside its ESTIMATE (recomputed from the saved counts with
-today's model, roofline_estimate.stage_time, when the JSON keeps them), the ratio and whether it is within 2x, and
-orders each folder's stages by GPU median and by ESTIMATE: two stages within TIE (10 %) of each other on the GPU are
-a tie (either order is right); otherwise the estimate must put the faster one first (a swap if not, a miss if it
-gives both the same figure). A folder is "ranked as measured" with no swap and no miss.
+count (CPU, resumable): the ESTIMATE of every gallery and trial stage at the size run_benchmark times, keeping each
+worker record for roofline_estimate.stage_time. time (GPU): run_benchmark of those stages at the same sizes and dtype.
+compare: each stage's GPU median beside its ESTIMATE (within 2x?) and each folder's two orders; stages within TIE
+(10 %) on the GPU are a tie, otherwise the ESTIMATE must order them as the GPU does (a swap if not, a miss if it gives
+both one figure). A folder is "ranked as measured" with no swap and no miss.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -31,6 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
 ESTIMATES = ROOT / "benchmarks" / "results" / "estimate_gallery_cpu.json"
+TRIALS = ("trials/2026-12-04", "trials/2026-12-06")
+GPUS = ("H200", "H100")  # the ESTIMATE columns `count` saves
+STAGE_TIMEOUT_S = 1800.0
 TIE = 0.10  # GPU medians within 10 % of each other: either order is right
 EST_TIE = 1e-3  # estimates within 0.1 %: the estimate does not separate the two stages
 WITHIN = 2.0  # the acceptance: every stage's estimate within 2x of its GPU median
@@ -45,10 +45,15 @@ def load_estimates(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     """folder -> stage -> estimate row (only stages whose estimate succeeded)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for key, row in json.loads(path.read_text())["stages"].items():
-        folder, stage = key.rsplit("/", 1)
+        folder, stage = _folder(key).rsplit("/", 1)
         if row.get("ok"):
             out.setdefault(folder, {})[stage] = row
     return out
+
+
+def _folder(key: str) -> str:
+    """A stage's key as this tree has it: trials/ moved to the top from benchmarks/trials/ (eb870f7)."""
+    return key.removeprefix("benchmarks/")
 
 
 def gpu_key(name: str | None) -> str:
@@ -238,10 +243,104 @@ def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out["not_timed"] = sorted({n for r in runs for n in r.get("not_timed", [])} - set(out["examples"]))
     return out
 
+def _folders(only: list[str] | None) -> list[tuple[str, list[str]]]:
+    """(folder, [stage files]) of every gallery example and trial problem (--only: names or prefixes, in order)."""
+    found = [f"examples/{p.name}" for p in sorted((ROOT / "examples").iterdir()) if (p / "reference.py").is_file()]
+    for t in TRIALS:
+        found += [f"{t}/{p.name}" for p in sorted((ROOT / t).iterdir()) if (p / "reference.py").is_file()]
+    if only:
+        found = [f for o in only for f in found if Path(f).name.startswith(o)]
+    return [(f, sorted(p.name for p in (ROOT / f).glob("stage*.py"))) for f in found]
+
+
+def _count_row(rec: dict[str, Any], notes: list[str], wall_s: float) -> dict[str, Any]:
+    """One stage's JSON row: the worker's record as the journal keeps it, and its ESTIMATE per GPU now."""
+    from pytorch_to_triton import gpu_peaks
+    from pytorch_to_triton.roofline_estimate import _lean, error_of, stage_time
+
+    keep = ("ok", "estimated_for", "sizes_label", "dtype", "scaled", "fallback", "library", "method", "error",
+            "full_size_findings", "total_launches")
+    record = {k: rec.get(k) for k in keep if k in rec}
+    record["launches"] = _lean(rec.get("launches"))
+    record["reference_full"] = {k: v for k, v in (rec.get("reference_full") or {}).items() if k != "ops"}
+    record["reference_ops"] = (rec.get("reference_full") or {}).get("ops")
+    out: dict[str, Any] = {"ok": bool(rec.get("ok")), "wall_s": round(wall_s, 1), "record": record}
+    if not rec.get("ok"):
+        out["error"] = rec.get("error")
+        return out
+    by_gpu = {g: stage_time(rec, gpu_peaks.lookup(g)) for g in GPUS}
+    out.update({"estimate_us": {g: t["est_us"] for g, t in by_gpu.items()},
+                "bound": {g: t["bound"] for g, t in by_gpu.items()}, "error": error_of(rec)["text"],
+                "estimated_for": rec.get("estimated_for"), "dtype": rec.get("dtype"), "notes": notes})
+    return out
+
+
+def count(only: list[str] | None, budget: float, out: Path, redo: bool, compile_budget: str) -> None:
+    """The no-GPU ESTIMATE of every stage, one run_benchmark call each, on this CPU; the JSON after every stage."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the no-GPU path, even on a machine with one
+    from pytorch_to_triton.roofline_estimate import no_gpu_benchmark
+    from pytorch_to_triton.service import Service
+
+    data: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {}
+    if data.get("method") != "dry run":  # an earlier method's JSON (fitted counts): not comparable, start afresh
+        data = {"method": "dry run"}
+    data["stages"] = {_folder(k): v for k, v in data.get("stages", {}).items()}
+    run = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "loadavg_start": os.getloadavg(),
+           "cpus": os.cpu_count(), "budget_s": budget, "compile": compile_budget}
+    data.setdefault("runs", []).append(run)
+    ws = Path(tempfile.mkdtemp(prefix="p2t_estgal_"))  # the journal and caches go there, not into the checkout
+    t_start = time.monotonic()
+    svc = Service(ws, device="cpu")
+    try:
+        for folder, stages in _folders(only):
+            shutil.copytree(ROOT / folder, ws / folder, dirs_exist_ok=True)
+            for st in stages:
+                key, left = f"{folder}/{st}", budget - (time.monotonic() - t_start)
+                if key in data["stages"] and not redo:
+                    continue
+                if left <= 0:
+                    run["stopped_by_budget"] = f"{key} and the rest not started"
+                    print(f"budget of {budget:.0f} s spent: {run['stopped_by_budget']}", flush=True)
+                    return
+                t0 = time.monotonic()
+                try:
+                    ref = ws / folder / "reference.py"
+                    base = {"workspace": str(ws), "reference": str(ref), "reference_entry": None,
+                            "candidate_entry": None, "dtype": None, "cases": [], "sweep": None, "sizes": None,
+                            "compile_budget": compile_budget}
+                    rep = no_gpu_benchmark(svc, ref, [ws / folder / st], base, "H100",
+                                           min(STAGE_TIMEOUT_S, max(60.0, left)))
+                    rec = (rep.model_extra or {}).get("estimate") or [{"ok": False, "error": rep.verdict}]
+                    r = _count_row(rec[0], [n for n in rep.notes if not n.startswith("ESTIMATE, not")],
+                                   time.monotonic() - t0)
+                except Exception as e:  # noqa: BLE001 - a stage that cannot be estimated is a finding, not a stop
+                    r = {"ok": False, "error": f"{type(e).__name__}: {str(e)[:500]}",
+                         "wall_s": round(time.monotonic() - t0, 1)}
+                data["stages"][key] = r
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(json.dumps(data, indent=1, default=str))
+                print(f"{key}: " + (f"ESTIMATE {r['estimate_us']['H100']:.4g} µs H100 ({r['bound']['H100']}; "
+                                    f"{r['error']}), for {r['estimated_for']}" if r["ok"] else
+                                    f"NOT ESTIMATED: {str(r['error'])[:300]}") + f"; {r['wall_s']} s", flush=True)
+    finally:
+        svc.close()
+        run.update(finished=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                   wall_s=round(time.monotonic() - t_start, 1), loadavg_end=os.getloadavg())
+        out.write_text(json.dumps(data, indent=1, default=str))
+        done = sum(1 for r in data["stages"].values() if r.get("ok"))
+        print(f"{done} of {len(data['stages'])} stages estimated; wall {run['wall_s']} s; JSON: {out}")
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
+    n = sub.add_parser("count", help="the no-GPU ESTIMATE of every gallery and trial stage, on this CPU")
+    n.add_argument("--only", help="comma-separated example or problem names (prefixes)")
+    n.add_argument("--budget", type=float, default=4 * 3600.0, help="seconds; no new stage starts once spent")
+    n.add_argument("--out", default=str(ESTIMATES))
+    n.add_argument("--redo", action="store_true", help="count stages already in the JSON again")
+    n.add_argument("--compile", choices=("every", "must"), default="must",
+                   help="configs compiled to a cubin for sm_90 (the frontend names every config either way)")
     t = sub.add_parser("time", help="time the estimated stages on this machine's GPU, then compare")
     t.add_argument("--budget", type=float, default=200.0, help="seconds; no folder starts once spent")
     t.add_argument("--only", help="comma-separated folder names or prefixes (default: every estimated folder)")
@@ -253,6 +352,9 @@ def main() -> int:
         p.add_argument("--estimates", default=str(ESTIMATES))
         p.add_argument("--json-out", help="write the comparison here")
     a = ap.parse_args()
+    if a.cmd == "count":
+        count(a.only.split(",") if a.only else None, a.budget, Path(a.out), a.redo, a.compile)
+        return 0
     estimates = load_estimates(Path(a.estimates))
     if a.cmd == "time":
         gpu = time_gallery(estimates, a.only.split(",") if a.only else None, a.budget, Path(a.out), a.repeats)

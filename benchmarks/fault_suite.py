@@ -1,16 +1,10 @@
 """Fault suite: every fault and bad input of tests/test_faults.py through one Service, with recovery times.
 
-For each entry the suite makes sure the worker is warm, runs the fault (or bad input), notes what came back and
-when, then asks for a known-good validation and notes when that correct answer arrives. "recovery" is the time
-from the fault's report to that next correct answer: a fresh worker's start-up when the fault killed the worker,
-one ordinary call when it did not. CUDA faults (illegal address, device assert, out of memory, a kernel that
-spins, a compile that never ends, a case larger than the GPU) run on the GPU when one is visible; on CPU the same
-files run under Triton's interpreter and are reported for what they do there.
+    python benchmarks/fault_suite.py --out DIR [--only segfault,fork_bomb] [--hang-timeout 10] [--budget S]
 
-    python benchmarks/fault_suite.py --out benchmarks/results/faults-$(hostname)
-    python benchmarks/fault_suite.py --out /tmp/faults --only segfault,fork_bomb
-
-Writes OUT/fault_suite.json and OUT/fault_suite.md (also printed). Never prints to stdout during the run.
+Per entry: a warm worker, the fault (or bad input), what came back and when, then a known-good validation: "recovery"
+is the time from the fault's report to that next correct answer. CUDA faults run on the GPU when one is visible;
+on a CPU the same files run under Triton's interpreter. Writes DIR/fault_suite.json and fault_suite.md (printed).
 """
 
 from __future__ import annotations
@@ -26,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +34,7 @@ from pytorch_to_triton.workspace import MAX_SOURCE_BYTES  # noqa: E402
 
 FAULTS = ROOT / "tests" / "faults"
 KW = {"trials": 1, "only_cases": ["odd_7"], "noncontiguous": False}
+MAX_PROCESSES = 32  # the worker's process limit (the fork bomb's)
 
 
 def log(msg: str) -> None:
@@ -60,7 +55,6 @@ class Entry:
 class Ctx:
     device: str = "cpu"
     memory: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 CTX = Ctx()
@@ -331,11 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="directory for fault_suite.json and fault_suite.md")
     ap.add_argument("--hang-timeout", type=float, default=10.0, help="timeout_s of the hang cases (default 10)")
-    ap.add_argument("--memory-gib", type=float, default=None,
-                    help="worker host-memory limit (default: 1 GiB on CPU, 16 GiB with a GPU)")
-    ap.add_argument("--max-processes", type=int, default=32)
     ap.add_argument("--only", default="", help="comma-separated entry names")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     ap.add_argument("--budget", type=float, default=0.0,
                     help="seconds after which no entry starts (0: none); the rest are listed as not run. Each entry "
                          "then ends within its own limits, so a hard limit of budget + 30 s keeps the whole record")
@@ -351,9 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     (ws / "outbox").mkdir()  # the workspace is read-only to the sandboxed worker; fixtures log here
     os.environ["P2T_SANDBOX_WRITABLE"] = str(ws / "outbox")
     has_gpu = Path("/dev/nvidiactl").exists() and shutil.which("nvidia-smi") is not None
-    gib = args.memory_gib if args.memory_gib is not None else (16.0 if has_gpu else 1.0)
+    gib = 16.0 if has_gpu else 1.0  # the worker's host-memory limit
     CTX.memory = int(gib * 2**30)
-    svc = Service(ws, limits=Limits(memory_bytes=CTX.memory, max_processes=args.max_processes))
+    svc = Service(ws, limits=Limits(memory_bytes=CTX.memory, max_processes=MAX_PROCESSES))
     CTX.device = "cuda" if svc.pool.slots[0].name.startswith("cuda") else "cpu"
     rows: list[dict[str, Any]] = []
     not_run: list[str] = []
@@ -371,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         only = {s.strip() for s in args.only.split(",") if s.strip()}
         data = {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "host": socket.gethostname(),
                 "platform": platform.platform(), "cpus": os.cpu_count(), "device": CTX.device, "runtime": env,
-                "memory_limit_gib": gib, "max_processes": args.max_processes, "hang_timeout_s": args.hang_timeout,
+                "memory_limit_gib": gib, "max_processes": MAX_PROCESSES, "hang_timeout_s": args.hang_timeout,
                 "cold_start_s": round(cold, 3), "warm_call_s": round(warm, 3), "budget_s": args.budget,
                 "entries": rows, "not_run": not_run}
         for e in entries():
@@ -412,8 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             _write(out, data, time.monotonic() - start)  # after every entry: a run killed from outside keeps its record
     finally:
         svc.close()
-        if not args.keep:
-            shutil.rmtree(ws_parent, ignore_errors=True)
+        shutil.rmtree(ws_parent, ignore_errors=True)
     md = _write(out, data, time.monotonic() - start)
     print(md)
     bad = [r["name"] for r in rows if not (r["as_expected"] and r["next_call_ok"])]

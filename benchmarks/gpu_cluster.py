@@ -1,28 +1,24 @@
-"""`--cluster` on a GPU machine (issue 27): the KernelBench-form corpus locally and through `--cluster local`, then a
-client with CUDA hidden talking to `dask scheduler` + `dask worker --resources GPU=1` started from the command line.
+"""The Dask engine behind `--cluster` (issue 27): the same verdicts and timings through it, and what it adds per call.
 
-    # here, once: dask and distributed for Python 3.12 into .whl/ (about 3 MB beside the project's own wheels)
-    ../shared/tools/gpu-wheels dask==2026.8.0 distributed==2026.8.0 tornado zict tblib locket partd
-    # on the GPU machine (carry .whl), after the line gpu-wheels prints:
-    python3 benchmarks/gpu_cluster.py [--problems quick|all|gelu,bmm] [--part all|local|cluster|cli]
+    python3 benchmarks/gpu_cluster.py [--part all|local|cluster|cli] [--problems quick|all|gelu,bmm]   # a GPU machine
+    python3 benchmarks/gpu_cluster.py --part overhead [--calls 20] [--tasks 1000]                     # any machine
 
-1. local: one run_suite over the problems on the single-worker fast path (no --cluster);
-2. cluster: the same suite through `--cluster local` (one Dask worker per visible GPU, each with one warm project
-   worker); both start cold (their own Triton caches). Compared per candidate: verdict, failing checks, KernelBench's
-   criterion, median ms (ratio cluster/local); the engine's overhead per candidate = the difference in unit time;
-3. cli: `dask scheduler` and `CUDA_VISIBLE_DEVICES=0 dask worker --resources GPU=1` as processes, and a client with
-   CUDA_VISIBLE_DEVICES="" running `pytorch-to-triton validate` and `bench` with --cluster tcp://127.0.0.1:PORT.
-`--problems quick` (default) takes the 10 quickest problems of the corpus (about 66 s of units per run on an H200,
-RESULTS.md), so that the three parts fit in about 5 minutes. `--problems all` is about 236 s per run: run
-`--part local` and `--part cluster` as two commands with the same $OUT (each part adds to gpu_cluster.json there, and
-the comparison is made once both are in). Writes gpu_cluster.json (+ the suites' markdown) under $OUT (/tmp/out).
+local, cluster: the KernelBench-form corpus (quick: its 10 quickest problems) in one run_suite on the fast path, then
+through `--cluster local`, both cold, compared per candidate (verdict, checks, KernelBench's criterion, median ms).
+cli: `dask scheduler` and a `dask worker --resources GPU=1` as processes, a client with CUDA hidden running `validate`
+and `bench` with --cluster. overhead: no-op tasks on a one-worker LocalCluster (round trip, tasks per second), then a
+warm validation locally and through the cluster. JSON under $OUT: gpu_cluster.json (runs add to it),
+cluster_overhead.json. dask and distributed go into .whl/ first: ../shared/tools/gpu-wheels dask==2026.8.0
+distributed==2026.8.0 tornado zict tblib locket partd
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -148,14 +144,110 @@ def cli_part(problem: str) -> dict[str, Any]:
     return out
 
 
+def _noop(x: Any = None) -> int:
+    return 0
+
+
+def _ms(xs: list[float]) -> dict[str, float]:
+    xs = sorted(xs)
+    return {"median_ms": round(statistics.median(xs) * 1e3, 3), "p20_ms": round(xs[len(xs) // 5] * 1e3, 3),
+            "p80_ms": round(xs[len(xs) * 4 // 5] * 1e3, 3), "n": len(xs)}
+
+
+def scheduler(n: int, n_tasks: int) -> dict[str, Any]:
+    """No-op tasks with resources GPU=1 on a one-worker LocalCluster: one after another, then n_tasks at once."""
+    import distributed
+
+    out: dict[str, Any] = {}
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"GPU": 1},
+                                  host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR) as cl, \
+            distributed.Client(cl, set_as_default=False) as client:
+        client.submit(_noop, pure=False).result()
+        rt = []
+        for _ in range(n * 10):
+            t0 = time.perf_counter()
+            client.submit(_noop, pure=False, resources={"GPU": 1}).result()
+            rt.append(time.perf_counter() - t0)
+        out["noop_task_round_trip"] = _ms(rt)
+        t0 = time.perf_counter()
+        client.gather([client.submit(_noop, i, pure=False, resources={"GPU": 1}) for i in range(n_tasks)])
+        dt = time.perf_counter() - t0
+        out["noop_tasks_at_once"] = {"tasks": n_tasks, "wall_s": round(dt, 3), "per_task_ms": round(dt / n_tasks * 1e3, 3)}
+    return out
+
+
+def validate_local_vs_cluster(n: int, ws: Path) -> dict[str, Any]:
+    """The same warm run_validation through the local worker and through a one-worker cluster."""
+    import distributed
+
+    from pytorch_to_triton.service import Service
+
+    (ws / "task").mkdir(parents=True, exist_ok=True)
+    for f in ("reference.py", "good.py"):
+        shutil.copy(ROOT / "tests" / "cluster_fixtures" / f, ws / "task" / f)
+    kw = {"reference": "task/reference.py", "candidates": ["task/good.py"], "trials": 1}
+    out: dict[str, Any] = {}
+    svc = Service(ws)
+    try:
+        svc.validate(**kw)
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            svc.validate(**kw)
+            times.append(time.perf_counter() - t0)
+        out["local"] = _ms(times)
+    finally:
+        svc.close()
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"GPU": 1},
+                                  host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR) as cl:
+        svc = Service(ws, cluster=cl.scheduler_address)
+        try:
+            svc.validate(**kw)
+            times, overheads, ships = [], [], []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                rep = svc.validate(**kw)
+                times.append(time.perf_counter() - t0)
+                c = rep.candidates[0].model_extra["cluster"]
+                overheads.append(c["overhead_s"])
+                ships.append(c["ship_s"])
+            out["cluster"] = _ms(times)
+            out["cluster_overhead_s_field"] = _ms(overheads)
+            out["remote_materialize"] = _ms(ships)
+            out["bundle_bytes"] = c["bundle_bytes"]
+        finally:
+            svc.close()
+    out["engine_overhead_ms"] = round(out["cluster"]["median_ms"] - out["local"]["median_ms"], 3)
+    return out
+
+
+def overhead(calls: int, tasks: int, out_dir: Path) -> None:
+    """--part overhead: the scheduler's own cost and a warm validation's, local against a one-worker cluster."""
+    import distributed
+
+    os.environ.setdefault("P2T_SPARE_WORKER", "0")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["P2T_CLUSTER_SCRATCH"] = str(Path(tmp) / "scratch")
+        res = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
+               "distributed": distributed.__version__, **scheduler(calls, tasks),
+               "validate": validate_local_vs_cluster(calls, Path(tmp) / "ws")}
+    (out_dir / "cluster_overhead.json").write_text(json.dumps(res, indent=2))
+    print(json.dumps(res, indent=2))
+
+
 def main() -> int:
     """Run the parts asked for and write gpu_cluster.json."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problems", default="quick", help="quick (10 quickest), all, or a comma list")
-    ap.add_argument("--part", default="all", choices=["all", "local", "cluster", "cli"])
+    ap.add_argument("--part", default="all", choices=["all", "local", "cluster", "cli", "overhead"])
+    ap.add_argument("--calls", type=int, default=20, help="overhead: warm calls (no-op tasks: 10x this)")
+    ap.add_argument("--tasks", type=int, default=1000, help="overhead: no-op tasks submitted at once")
     args = ap.parse_args()
     out = Path(os.environ.get("OUT") or "/tmp/out")
     out.mkdir(parents=True, exist_ok=True)
+    if args.part == "overhead":
+        overhead(args.calls, args.tasks, out)
+        return 0
     problems = None if args.problems == "all" else QUICK if args.problems == "quick" else args.problems.split(",")
     path = out / "gpu_cluster.json"
     res: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}

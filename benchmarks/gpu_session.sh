@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The one GPU runner: every GPU figure of benchmarks/RESULTS.md comes from a part, benchmarks/gpu_parts/<PART>.sh, and
-# one device call runs one or several parts in order:   PART="compile sandbox" bash benchmarks/gpu_session.sh
-# (each part's header says which results it reproduces and about how long it takes; keep a call under 10 minutes).
-# Wheels from ../shared/tools/gpu-wheels in .whl/ are installed into .site/ (no deps, the image has torch/triton).
-# Many small files go into one tarball per part (the device returns 8 files at most).
+# The one GPU runner: every GPU figure of benchmarks/RESULTS.md comes from a part, benchmarks/gpu_parts/<PART>.sh; one
+# device call runs one or several in order (PART="compile sandbox" bash benchmarks/gpu_session.sh; keep it under 10
+# minutes: each part's header says how long it takes and how to read it). Wheels in .whl/ (../shared/tools/gpu-wheels)
+# go into .site/ (no deps: the image has torch and triton); each part's files go into one tarball (8 files come back).
 set -u
-source "$(dirname "$0")/gpu_common.sh"
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+T0=$(date +%s)
+stamp() { echo "$(( $(date +%s) - T0 ))s $*" | tee -a "$OUT/phases.txt"; }  # a phase timer
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv,noheader
+  python -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__)"
+} 2>&1 | tee "$OUT/gpu.txt"  # the machine record
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/.site:$PWD/server:$PWD
 if [ -d .whl ] && [ ! -d .site ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target .site .whl/*.whl \

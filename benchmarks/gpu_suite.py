@@ -1,14 +1,12 @@
-"""The KernelBench-form corpus (tests/kernelbench_corpus) at full size in one run_suite call (issues 19 and 16).
+"""A labelled KernelBench-form corpus at full size in one run_suite call (issues 19, 16 and 40).
 
-    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_suite.py [--budget 280] [--redo] [--trials 1]
+    PYTHONPATH=$PWD/.site:$PWD/server python3 benchmarks/gpu_suite.py [--corpus tests/multiplicity_corpus]
+        [--budget 280] [--redo] [--trials 1] [--no-bench]
 
-One Service, one suite call over every problem's candidates (correct ones and planted bugs) at the problems' own
-sizes (1-6.4 GB of fp32 input): run_validation, KernelBench's plain criterion (5 seeds, allclose 1e-2) beside it,
-run_benchmark vs eager and torch.compile for the candidates that validated. The suite is journaled: with --budget it
-stops starting units after that many seconds (the unit in flight finishes), and running the script again resumes
-without redoing the finished ones (pass --redo to start over). Each verdict is scored against labels.json.
-Prints the fast_p table, the markdown table and the label score last; writes suite.json, suite.md, speedups.png,
-labels.json (the score) under $OUT (default /tmp/out).
+Every candidate of the corpus (default tests/kernelbench_corpus) at the problems' sizes: run_validation, KernelBench's
+own criterion (its max difference on a failure), run_benchmark of those that validated; each verdict scored against
+labels.json. Journaled: --budget stops starting units, a rerun resumes (--redo starts over). Writes suite.json,
+suite.md, speedups.png and labels.json (the score) under $OUT.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
-CORPUS = "tests/kernelbench_corpus"
 
 
 def _score(rows: list, labels: dict) -> list[dict]:
@@ -58,6 +55,7 @@ def _score(rows: list, labels: dict) -> list[dict]:
 def main() -> int:
     """Run the corpus suite on this machine's GPUs and print the tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default="tests/kernelbench_corpus", help="a folder of problems with labels.json")
     ap.add_argument("--budget", type=float, default=280.0, help="seconds after which no new unit starts")
     ap.add_argument("--redo", action="store_true", help="ignore the journal of an earlier run")
     ap.add_argument("--trials", type=int, default=1, help="validation trials per case (KernelBench's 5 seeds run too)")
@@ -71,7 +69,7 @@ def main() -> int:
     from pytorch_to_triton.service import Service
     from pytorch_to_triton.suite import FAST_P, run_suite
 
-    labels = json.loads((ROOT / CORPUS / "labels.json").read_text())
+    labels = json.loads((ROOT / args.corpus / "labels.json").read_text())
     svc = Service(ROOT)
     stop = threading.Event()
     timer = threading.Timer(args.budget, stop.set)
@@ -87,7 +85,7 @@ def main() -> int:
 
     timer.start()
     try:
-        rep = run_suite(svc, directory=CORPUS, name="gpu-corpus", redo=args.redo, trials=args.trials,
+        rep = run_suite(svc, directory=args.corpus, name=f"gpu-{Path(args.corpus).name}", redo=args.redo, trials=args.trials,
                         repeats=args.repeats, timeout_s=args.timeout, on_event=on_event, stop=stop,
                         benchmark=not args.no_bench)
     finally:
@@ -107,6 +105,8 @@ def main() -> int:
     tally: dict[str, int] = {}
     for s in score:
         tally[s["outcome"]] = tally.get(s["outcome"], 0) + 1
+    for r in rep.rows:  # KernelBench's criterion per unit, with its max difference on a failure
+        print(f"{r.problem}/{r.candidate}: {r.verdict}; KernelBench {r.kernelbench} {r.kernelbench_detail[:160]}")
     print("\nlabels:", ", ".join(f"{k} {v}" for k, v in sorted(tally.items())))
     odd = [s for s in score if s["outcome"] not in ("pass", "caught", "not run")]
     for s in odd:

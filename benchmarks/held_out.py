@@ -1,17 +1,13 @@
 """The checks behind the audit's held-out labels, every pair through one runner (RESULTS.md, audit precision).
 
-Each fresh pair (held_out_NN + held_out_MM) has one module of checks, tests/audit_public_harnesses/checks/
-held_out_NN_MM.py: small functions that show a labelled problem on the callers' inputs (1 = it shows, 0 = it does not,
-2 = not run here, 124 = timed out), a CHECKS table saying what each should give on a GPU, and GPU_RUN (when they last
-ran on one; None = never). Adding a pair adds a module there (its README), not a script here.
-
   python benchmarks/held_out.py                           # every pair, its checks and what each should give
-  python benchmarks/held_out.py 33_34 [CHECK ...]         # run a pair's checks (or some), one process each, a table
-  python benchmarks/held_out.py --pending                 # every pair whose checks never ran on a GPU
+  python benchmarks/held_out.py 33_34 [CHECK ...]         # run a pair's checks, one process each, then a table
+  python benchmarks/held_out.py --pending                 # every check never run on a GPU
   python benchmarks/held_out.py --one 33_34 fa_headdim    # one check in this process (exit = its result)
 
-On a GPU: PART=held_out HELD_OUT="33_34 29_30" bash benchmarks/gpu_session.sh (default: --pending). Logs go to
---logs DIR (the part's $OUT/x). Without CUDA the kernels run under Triton's interpreter.
+Each pair's tests/audit_public_harnesses/checks/held_out_NN_MM.py holds small functions that show a labelled problem
+on the callers' inputs (rc 1 = it shows, 0 = it does not, 2 = not run here, 124 = timed out), a CHECKS table of what
+each should give on a GPU, and GPU_RUN. On a GPU: PART=held_out HELD_OUT="33_34" (gpu_parts/held_out.sh).
 """
 
 from __future__ import annotations
@@ -52,15 +48,8 @@ def module(pair: str) -> ModuleType:
 
 
 def checks(mod: ModuleType) -> dict:
-    """name -> Check. A module written before this runner (a CMDS or COMMANDS table of functions, its own __main__)
-    runs too: each function becomes a Check that expects what the module's docstring says."""
-    table = getattr(mod, "CHECKS", None)
-    if table is not None:
-        return dict(table)
-    from _common import Check
-
-    old = getattr(mod, "CMDS", None) or getattr(mod, "COMMANDS", None) or {}
-    return {name: Check(fn, "see the module's docstring") for name, fn in old.items()}
+    """name -> Check (the module's CHECKS table)."""
+    return dict(mod.CHECKS)
 
 
 def pending(mod: ModuleType) -> list[str]:

@@ -1,26 +1,13 @@
-"""The gallery's norms (rmsnorm, layernorm) at candidate configs against torch.compile and Liger: the sweep whose
-"adopt:" lines fill each stage 3's FWD_PINS / BWD_PINS tables (issues 38 and 47).
-
-For each op and gallery size (vs_liger.py's bench shape and sweep: 8192x8192, 8192x1024, 16384x16384, bf16):
-- forward (no_grad) and forward+backward (autograd, a fixed random cotangent): stage 3 as shipped, torch.compile and
-  Liger (vs_liger.py's own eager functions and Liger calls);
-- stage 3 with one candidate forward config in FWD_PINS[(BLOCK_N, bf16)] at a time (rmsnorm: one-pass row tiles,
-  persistent grids, two passes of RBLOCK columns; layernorm: row tiles, persistent grids, LATE_W), then one
-  candidate backward plan in BWD_PINS[BLOCK_N] at a time (rows per step, programs per SM, num_warps). Candidates go
-  through the gallery's own entry point (its autograd.Function, launch cache and plans, reset between candidates),
-  so a winner is exactly what the pin will run.
-Every row is checked against the fp32 eager result (outputs, and for forward+backward every input gradient) before
-it is timed: triton.testing.do_bench medians (L2 flushed before each run), inputs rotated over ROTATE sets. The
-budget (--budget-s, default EXPLORE_BUDGET_S or 150) is shared evenly by the ops; rows past an op's share are
-reported as skipped. Prints the table, then per op and size the shipped and the best row against compile and
-Liger, an "adopt:" line where a candidate beats the shipped path by --min-gain (default 3 %: one do_bench median
-moves 1-2 % between runs), and the acceptance line of issue 47 (forward+backward >= 1.2x compile and >= Liger).
-Writes $OUT/norm_sweep.json.
+"""The gallery's norms at candidate pins against torch.compile and Liger: the sweep whose "adopt:" lines fill each
+stage 3's FWD_PINS / BWD_PINS (issues 38 and 47). Needs a CUDA GPU.
 
     PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/norm_sweep.py [--ops rmsnorm,layernorm]
         [--sizes 8192x8192,8192x1024] [--budget-s 150] [--min-gain 0.03]
-Needs a CUDA GPU (the gallery's norms are validated on the CPU by the test suite, not here). Run by
-benchmarks/gpu_parts/norms.sh.
+
+Per op and size (bf16), fwd and fwd+bwd: stage 3 as shipped, torch.compile, Liger (vs_liger.py's baselines), then one
+candidate pin at a time through the gallery's own entry point (plans reset between candidates). Every row is checked
+against fp32 eager before do_bench times it. Prints the table, per op and size shipped and best against compile and
+Liger, "adopt:" lines (>= --min-gain faster), and issue 47's acceptance; $OUT/norm_sweep.json.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ class _Skip(Exception):
 
 
 def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, validate: bool = True,
-         cuda_graph: bool = False, stages_glob: str = "stage*.py", trials: int = 2) -> None:
+         trials: int = 2) -> None:
     svc = Service(ROOT)
     results: dict = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "examples": {}}
     try:
@@ -32,7 +32,7 @@ def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, val
         for ex in folders:
             if not (ex / "reference.py").is_file():
                 continue
-            stages = sorted(str(p.relative_to(ROOT)) for p in ex.glob(stages_glob))
+            stages = sorted(str(p.relative_to(ROOT)) for p in ex.glob("stage*.py"))
             ref = str((ex / "reference.py").relative_to(ROOT))
             entry: dict = {}
             t0 = time.perf_counter()
@@ -53,8 +53,7 @@ def main(only: list[str] | None, bench: bool, out: str | None, repeats: int, val
             entry["validation_s"] = round(time.perf_counter() - t0, 1)
             if bench:
                 try:
-                    b = svc.benchmark(reference=ref, candidates=stages, repeats=repeats, timeout_s=500,
-                                      cuda_graph=cuda_graph)
+                    b = svc.benchmark(reference=ref, candidates=stages, repeats=repeats, timeout_s=500)
                     entry["benchmark"] = {"summary": b.summary, "verdict": b.verdict, "environment": b.environment,
                                           "runtime": b.runtime,
                                           "peaks": b.peaks, "timings": [t.model_dump(mode="json", exclude={"autotune"})
@@ -79,10 +78,7 @@ if __name__ == "__main__":
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--no-validate", action="store_true", help="benchmark only (it re-validates on its inputs)")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--cuda-graph", action="store_true", help="time inside CUDA graphs (no host gaps)")
-    ap.add_argument("--stages", default="stage*.py", help="which stage files, as a glob (e.g. stage3.py)")
     ap.add_argument("--trials", type=int, default=2, help="seeded trials per validation case")
     ap.add_argument("--out")
     a = ap.parse_args()
-    main(a.only.split(",") if a.only else None, not a.no_bench, a.out, a.repeats, not a.no_validate, a.cuda_graph,
-         a.stages, a.trials)
+    main(a.only.split(",") if a.only else None, not a.no_bench, a.out, a.repeats, not a.no_validate, a.trials)

@@ -1,21 +1,13 @@
-"""compute-sanitizer's own verdict on every audit P0 that claims an out-of-bounds access, and the time it adds
-(issue 35, item 3; benchmarks/gpu_parts/sanitizer.sh runs it on the GPU).
+"""compute-sanitizer's own verdict on every audit P0 that claims an out-of-bounds access, and the time it adds (issue
+35, item 3; gpu_parts/sanitizer.sh and sanitizer_heldout.sh run it on the GPU).
 
-The files: the probe fixtures whose bug is an out-of-bounds access (tests/audit_probe_fixtures, the import fixture
-package) with a clean twin each, and the held-out corpus files whose probe labels say out of bounds.
+    PYTHONPATH=$PWD/server python3 benchmarks/sanitizer_check.py [--group fixtures|held_out] [--budget S] [--json OUT]
+    PYTHONPATH=$PWD/server python3 benchmarks/sanitizer_check.py --claims OUT.json   # CPU: collect the claims
 
-  --claims OUT.json   (here, CPU) audit every file with its harness; keep each P0 whose evidence claims an
-                      out-of-bounds access (the interpreter's bounds check) with its probe variant. The GPU reads
-                      them, since its own probes see such an access only when it leaves the allocation.
-  (default, GPU)      --group fixtures: the full audit (probes, then compute-sanitizer in the worker) of each file;
-                      the P0s that claim an out-of-bounds access there carry the sanitizer's verdict, and the CPU's
-                      claimed variants it did not rerun get a memcheck child of their own. --group held_out: a
-                      memcheck child per file over the CPU's claimed variants (no audit: time).
-Prints one row per claim: file, variant, who claimed it (cpu: the interpreter's bounds check; gpu: the GPU probes),
-the sanitizer's verdict, and the seconds each sanitizer child took (the time it adds to an audit).
-
-Run from the repo root: PYTHONPATH=$PWD/server python3 benchmarks/sanitizer_check.py [--claims OUT] [--group G]
-[--from CLAIMS.json] [--budget S] [--json OUT]
+--claims audits both groups' files and keeps each P0 whose evidence claims an out-of-bounds access, with its probe
+variant. --group fixtures (out-of-bounds fixtures beside clean twins) runs the full audit with the worker's sanitizer;
+--group held_out runs a memcheck child per file over the CPU's claims (--from). One row per claim: file, variant, who
+claimed it, the sanitizer's verdict, its seconds.
 """
 
 from __future__ import annotations

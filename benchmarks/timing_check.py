@@ -1,5 +1,5 @@
-"""Issue 5's acceptance checks on a GPU: agreement with an independent CUDA-event loop, run-to-run
-repeatability, and the softmax ranking (torch.softmax vs torch.compile vs a one-row Triton kernel).
+"""Timing honesty on a GPU (issue 5): run_benchmark's median of a vector add (2^26 fp32) against an independent
+CUDA-event loop, run to run, and the peaks the tool measured on this GPU (copy bandwidth, bf16 matmul rate).
 
     python benchmarks/timing_check.py --out timing.json
 """
@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
 from pytorch_to_triton.service import Service  # noqa: E402
@@ -23,28 +22,13 @@ VADD = {"reference": "benchmarks/tasks/vadd_reference.py", "candidates": ["bench
 
 
 def event_loop_median(n: int, iters: int = 200) -> float:
-    """Independent timer: CUDA events around each call, L2 flushed by a 256 MiB write before each."""
-    import importlib.util
-
+    """Independent timer: score_trial.py's CUDA events around each call, L2 flushed by a 256 MB write before each."""
     import torch
+    from score_trial import _load, _time
 
-    spec = importlib.util.spec_from_file_location("vadd", ROOT / "benchmarks/tasks/vadd_stage1.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load(ROOT / "benchmarks/tasks/vadd_stage1.py", "vadd")
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    for _ in range(20):
-        mod.reference(x, y)
-    times = []
-    for _ in range(iters):
-        flush.zero_()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        mod.reference(x, y)
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    return _time(mod.reference, [x, y], runs=iters, warmup=20)["median_ms"]
 
 
 def main(out: str | None) -> None:
@@ -60,26 +44,13 @@ def main(out: str | None) -> None:
                        "tool_vs_events_pct": round(100 * (med_a - ev) / ev, 2),
                        "run1_vs_run2_pct": round(100 * abs(med_a - med_b) / med_a, 2),
                        "environment": a.environment, "peaks": a.peaks}
-        sm = svc.benchmark(reference="benchmarks/tasks/softmax_reference.py",
-                           candidates=["benchmarks/tasks/softmax_torch.py", "benchmarks/tasks/softmax_row.py"])
-        res["softmax"] = [t.model_dump(mode="json", include={"impl", "median_ms", "p20_ms", "p80_ms", "spread_pct",
-                                                             "gbps", "pct_peak_bw", "speedup_vs_eager",
-                                                             "speedup_vs_compile", "suspect", "error"})
-                          for t in sm.timings]
-        res["softmax_summary"] = sm.summary
-        # A size sweep (table + PNG) and CUDA-graph mode for a launch-bound size.
-        sw = svc.benchmark(reference="benchmarks/tasks/softmax_reference.py",
-                           candidates=["benchmarks/tasks/softmax_row.py"], compile="none", repeats=1,
-                           sweep={"param": "N", "values": [256, 1024, 4096, 16384], "shape": [4096, "N"]})
-        res["sweep"] = {"plot": sw.plot, "rows": [(t.case, t.impl, t.median_ms, t.gbps) for t in sw.timings]}
-        tiny = {**VADD, "cases": [{"name": "n=4096", "shape": [4096]}], "repeats": 1}
-        plain, graph = svc.benchmark(**tiny), svc.benchmark(**tiny, cuda_graph=True)
-        res["cuda_graph"] = {"plain": [(t.impl, t.median_ms) for t in plain.timings],
-                             "graph": [(t.impl, t.median_ms) for t in graph.timings]}
     finally:
         svc.close()
     text = json.dumps(res, indent=2, default=str)
-    print(text)
+    v = res["vadd"]
+    print(f"vadd 2^26 fp32: tool {v['tool_median_ms_run1']:.4f} / {v['tool_median_ms_run2']:.4f} ms, events "
+          f"{v['event_loop_median_ms']:.4f} ms: tool vs events {v['tool_vs_events_pct']:+.2f} %, run to run "
+          f"{v['run1_vs_run2_pct']:.2f} %\npeaks: {json.dumps(v['peaks'])[:600]}")
     if out:
         Path(out).write_text(text)
 

@@ -2,30 +2,17 @@
 
     PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/vs_liger.py [--only swiglu,rope] [--budget-s 330]
 
-For every gallery op that Liger-Kernel also has (rmsnorm, layernorm, softmax, cross_entropy, swiglu, geglu, rope,
-fused linear cross-entropy), plus the memory-bound gallery ops it lacks (logsumexp, prefix_scan: Liger column
-"skip"), at the example's bench shape and a small size sweep:
-- times gallery stage 3, Liger (when `import liger_kernel` works; otherwise the column says why), eager PyTorch
-  (what a Hugging Face model runs: bf16 math where HF does it in bf16) and torch.compile of that same function;
-- forward under no_grad, and forward+backward (torch.autograd.grad with a fixed random cotangent) at the bench shape
-  for ops with a backward;
-- triton.testing.do_bench (median of its runs; warmup 25 ms, rep 100 ms; do_bench flushes L2 before every run),
-  inputs rotated over several copies when they are small, REPEATS do_bench calls per point, spread = (max - min) /
-  median of the repeat medians;
-- host_ms_per_call: CPU time to issue one call (best of 5 loops of 20 back-to-back calls between two syncs), to
-  show which wrappers are host-bound;
-- torch.compile afresh for every point (static shapes), so each shape gets the kernels compiled for it;
-- GB/s and % of this GPU's measured copy bandwidth (1 GiB device copy, read + write) for forward rows, from the
-  minimum bytes (every input read once, every output written once), and % of a read-only rate (torch.sum over
-  1 GiB; the roofline of read-mostly ops such as logsumexp) in the JSON; TFLOP/s for the fused linear CE.
-Before timing, every implementation's forward is checked against the eager one (bf16 tolerance); a mismatch is
-recorded and that implementation is not timed. Writes $OUT/vs_liger.json, $OUT/vs_liger_<op>.png (when matplotlib
-imports) and prints a table last. A time budget (default 330 s) skips the rest of the sweep once spent.
+Per op (OPS: the gallery ops Liger also has, and logsumexp and prefix_scan) at its bench shape, forward and
+forward+backward, then a small forward sweep: stage 3, Liger, eager as a Hugging Face model runs it, and torch.compile
+of it (afresh per point, static shapes). Each point: REPEATS do_bench medians (L2 flushed, small inputs rotated),
+their spread, the host time to issue one call, GB/s and % of the measured copy bandwidth (forward), TFLOP/s for the
+fused linear CE. Every output is checked against eager first. $OUT/vs_liger.json after every point; the table last.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import json
 import math
@@ -316,35 +303,6 @@ def _read_gbps() -> float:
 
 
 # ---------------------------------------------------------------------------------------------- report
-def _plot(op: str, points: list[dict[str, Any]]) -> str | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except Exception as e:  # noqa: BLE001
-        return f"no plot ({type(e).__name__})"
-    fwd = [p for p in points if p["mode"] == "fwd"]
-    if not fwd:
-        return None
-    fig, ax = plt.subplots(figsize=(7, 4))
-    labels = ["x".join(map(str, p["shape"])) for p in fwd]
-    for impl in ("stage3", "liger", "eager", "torch.compile"):
-        ys = [p["impls"].get(impl, {}).get("median_ms") for p in fwd]
-        if any(y is not None for y in ys):
-            ax.plot(labels, [y if y is not None else float("nan") for y in ys], marker="o", label=impl)
-    ax.set_yscale("log")
-    ax.set_ylabel("ms (median, forward)")
-    ax.set_title(f"{op}: {torch.cuda.get_device_name()} bf16")
-    ax.legend()
-    plt.setp(ax.get_xticklabels(), rotation=20, ha="right", fontsize=8)
-    fig.tight_layout()
-    path = OUT / f"vs_liger_{op}.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return str(path)
-
-
 def _fmt(row: dict[str, Any] | None) -> str:
     if not row:
         return "-"
@@ -373,8 +331,8 @@ def _table(points: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(only: list[str] | None, budget_s: float, bench_only: bool = False) -> None:
-    """Run every op (or `only`), write JSON and plots under $OUT, print the table."""
+def main(only: list[str] | None, budget_s: float) -> None:
+    """Run every op (or `only`), write the JSON under $OUT, print the table."""
     OUT.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
     for name in ("recompile_limit", "cache_size_limit"):  # one compile per (op, shape, mode): more than the default 8
@@ -382,13 +340,7 @@ def main(only: list[str] | None, budget_s: float, bench_only: bool = False) -> N
             setattr(torch._dynamo.config, name, 64)
     env = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "gpu": torch.cuda.get_device_name(),
            "torch": torch.__version__, "triton": __import__("triton").__version__,
-           "liger_kernel": getattr(sys.modules.get("liger_kernel"), "__version__", None) if LF else LIGER}
-    try:
-        from importlib.metadata import version
-
-        env["liger_kernel"] = version("liger-kernel") if LF else LIGER
-    except Exception:  # noqa: BLE001
-        pass
+           "liger_kernel": importlib.metadata.version("liger-kernel") if LF else LIGER}
     env["copy_gbps"] = round(_copy_gbps(), 1)
     env["read_gbps_torch_sum"] = round(_read_gbps(), 1)
     print(f"# {env}", flush=True)
@@ -404,9 +356,9 @@ def main(only: list[str] | None, budget_s: float, bench_only: bool = False) -> N
         except Exception as e:  # noqa: BLE001
             results["notes"].append(f"{op}: could not load ({type(e).__name__}: {e})")
     # Every op's bench shape first (forward, then forward+backward), then the sweeps: under the time budget the
-    # acceptance table fills before the plots do.
+    # acceptance table fills before the sweep rows do.
     plan = [(op, OPS[op][2], mode) for op in fns_of for mode in ("fwd", "fwd+bwd") if mode == "fwd" or OPS[op][4]]
-    plan += [] if bench_only else [(op, s, "fwd") for op in fns_of for s in OPS[op][3]]
+    plan += [(op, s, "fwd") for op in fns_of for s in OPS[op][3]]
     for op, shape, mode in plan:
         if time.perf_counter() - t_start > budget_s:
             results["notes"].append(f"{op} {shape} {mode}: skipped, time budget of {budget_s:.0f} s spent")
@@ -423,7 +375,6 @@ def main(only: list[str] | None, budget_s: float, bench_only: bool = False) -> N
         print(f"== {op} {shape} {mode} ({pt['wall_s']} s): " +
               ", ".join(f"{k} {_fmt(v)}" for k, v in rows.items()), flush=True)
         (OUT / "vs_liger.json").write_text(json.dumps(results, indent=2, default=str))
-    results["plots"] = {op: _plot(op, [p for p in points if p["op"] == op]) for op in fns_of}
     results["wall_s"] = round(time.perf_counter() - t_start, 1)
     (OUT / "vs_liger.json").write_text(json.dumps(results, indent=2, default=str))
     for n in results["notes"]:
@@ -435,8 +386,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", help=f"comma-separated ops, in order, from {','.join(OPS)}")
     ap.add_argument("--budget-s", type=float, default=330.0, help="stop starting new points after this many s")
-    ap.add_argument("--bench-only", action="store_true", help="the bench shapes only, no size sweep")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("vs_liger.py times GPU kernels: no CUDA device here")
-    main(a.only.split(",") if a.only else None, a.budget_s, a.bench_only)
+    main(a.only.split(",") if a.only else None, a.budget_s)

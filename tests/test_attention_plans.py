@@ -4,8 +4,8 @@ here says why, and the plans compile for sm_90 (warp-specialized where asked) on
 
 TMA descriptors and warp specialization only run on a Hopper GPU; their kernel logic still runs under Triton's
 interpreter when launched directly (_forward_tma, _dkdv_tma), which is what the CPU test does, and Triton compiles
-them for sm_90 without a GPU (benchmarks/explore/attention_ws_repro.py), which shows whether the Hopper pass
-specialized the loop. Speed and the GPU's own results are measured by benchmarks/explore/attention_sweep.py
+them for sm_90 without a GPU (benchmarks/attention_ws_repro.py), which shows whether the Hopper pass
+specialized the loop. Speed and the GPU's own results are measured by benchmarks/attention_sweep.py
 (PART=attn), not asserted here.
 """
 
@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 STAGE3 = ROOT / "examples" / "flash_attention" / "stage3.py"
 RMS3 = ROOT / "examples" / "rmsnorm" / "stage3.py"
-REPRO = ROOT / "benchmarks" / "explore" / "attention_ws_repro.py"
+REPRO = ROOT / "benchmarks" / "attention_ws_repro.py"
 
 
 def _load(path: Path, name: str):

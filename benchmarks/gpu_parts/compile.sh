@@ -1,12 +1,8 @@
-# PART=compile (RESULTS.md, validation trust: the CPU-side compile against the GPU's own): ~5 minutes. Sourced by
-# benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there).
-# compile_agreement in up to four concurrent processes (disjoint --only groups; the validations are compile-bound and
-# the machine has 16 cores; agreement is not a timing): every launch the GPU's own validation compiled (trials=1) is
-# compiled again by the CPU-side compile (worker/device/target_compile_child.py, this image's Triton, sm_90) and
-# against the launches a CPU recorded with Triton 3.9 (results/target_compile_cpu_triton39.json). Confirms the row when
-# every group's agree_here is N/N (same success, registers within +-8) and no stage is "budget spent".
-# AGREE_GROUPS picks the groups (space-separated, each a comma-separated --only list; default: every trial and
-# gallery stage). SCORE_TRIAL=1 adds score_trial.py on the 2026-12-04 trial (its independent scoring, < 3 minutes).
+# PART=compile (RESULTS.md, the CPU-side compile against the GPU's own), ~5 minutes. Sourced by gpu_session.sh.
+# compile_agreement.py in up to four processes (AGREE_GROUPS: space-separated --only lists; default every trial and
+# gallery stage), against the launches a CPU saved with Triton 3.9 too. Confirms the rows when every group's agree_here
+# is N/N (same success, registers within +-8) and no stage says "budget spent". SCORE_TRIAL=1 adds score_trial.py's
+# scoring of trials/2026-12-04 (< 3 minutes).
 read -r -a groups <<< "${AGREE_GROUPS:-trials/ cross_entropy,flash_attention,fused_linear geglu,layernorm,logsumexp,matmul prefix_scan,rmsnorm,rope,softmax,swiglu,vector_add}"
 for i in "${!groups[@]}"; do
   mkdir -p "$OUT/x/agree$i"
@@ -17,4 +13,5 @@ wait; stamp "agreement groups done"
 for i in "${!groups[@]}"; do
   echo "== group $i (${groups[$i]})"; grep -hE "^agree_|^launches|budget spent|: (PASS|FAIL|ERROR)|Error" "$OUT/x/agree$i.log" | cut -c1-220 | tail -25
 done
-[ "${SCORE_TRIAL:-0}" = 1 ] && TAIL=25 run score_trial 185 python3 benchmarks/score_trial.py trials/2026-12-04 --budget-s 175
+[ "${SCORE_TRIAL:-0}" = 1 ] && TAIL=25 run score_trial 185 python3 benchmarks/score_trial.py trials/2026-12-04 --budget-s 175 \
+  --no-tool

@@ -1,13 +1,9 @@
-# PART=conv (issue 47 part 3): sourced by benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there). ~2.5 minutes.
-# examples/conv_epilogue_pool (KernelBench L2 35_Conv2d_Subtract_HardSwish_MaxPool_Mish, 128 x 64 x 128 x 128 fp32):
-# 1. validate: the three stages at full size on the GPU (the validator's GPU default: full size plus odd, small and
-#    layout variants; the sidecar's TF32 tolerance). Prints "PASS|FAIL examples/conv_epilogue_pool/stageN.py: ...".
-# 2. bench: run_benchmark of the three stages vs eager and torch.compile (2 repeats) with --explain: the timing table
-#    (median ms, "vs eager", "vs compile") and torch.compile's plan for the reference (its kernels, each one's time,
-#    cuDNN yes/no, channels-last buffers).
-# 3. benchmarks/conv_sweep.py: stage 3's plans (igemm tiles x NCHW/channels-last, cudnn + Triton epilogue) timed beside
-#    eager and compile; prints "adopt: PLANS[(64, 128, 3, 2)] = {...}" (copy into stage3.PLANS with the numbers) and
-#    "acceptance: conv stage 3 ... vs torch.compile ...: X.XXx (>= 1.0): PASS|FAIL" (shipped, and with the adopted plan).
+# PART=conv (issue 47 part 3), ~2.5 minutes. Sourced by benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there).
+# examples/conv_epilogue_pool (KernelBench L2 35, 128 x 64 x 128 x 128 fp32): 1. validate the three stages at full size
+# ("PASS|FAIL examples/conv_epilogue_pool/stageN.py: ..."); 2. bench them vs eager and torch.compile with --explain
+# (the timing table, torch.compile's kernels for the reference); 3. benchmarks/conv_sweep.py: prints "adopt:
+# PLANS[(64, 128, 3, 2)] = {...}" (copy into stage3.PLANS) and "acceptance: conv stage 3 ... vs torch.compile ...:
+# X.XXx (>= 1.0): PASS|FAIL" for the shipped and the adopted plan.
 EX=examples/conv_epilogue_pool
 TAIL=6 run conv_validate "${CONV_VAL_S:-100}" python3 -m pytorch_to_triton validate $EX/reference.py $EX/stage1.py \
     $EX/stage2.py $EX/stage3.py --trials 1

@@ -1,8 +1,6 @@
-# PART=faults (RESULTS.md, fault handling and the gallery's validation): sourced by benchmarks/gpu_session.sh (run, stamp,
-# $OUT/x set up there). Correctness, no speed figure (~8 minutes with its defaults: lower the *_S limits for a shorter
-# call): the fault suite alone (its recovery times shared with nothing), tests/test_gpu.py, the containment tests,
-# then the audit's compiled analysis of every stage 3 (the CLI, with its reference) and the examples' validation side
-# by side.
+# PART=faults (RESULTS.md, fault handling), ~8 minutes (lower the *_S limits for a shorter call). Sourced by
+# benchmarks/gpu_session.sh. The fault suite alone (its recovery times shared with nothing), tests/test_gpu.py and the
+# containment tests, then side by side the audit's compiled analysis of every stage 3 and the examples' validation.
 run fault_suite "${FAULT_S:-230}" python3 benchmarks/fault_suite.py --out "$OUT/x/faults"
 sed -n '/^|/p' "$OUT/x/faults/fault_suite.md" 2>/dev/null | cut -c1-230 | head -60
 grep -A1 "next call failed" "$OUT/x/faults/fault_suite.md" 2>/dev/null | cut -c1-400 | head -20

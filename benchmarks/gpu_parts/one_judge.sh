@@ -1,11 +1,7 @@
-# PART=one_judge (issue 45, branch h45, ~3 min): audit --reference is run_validation's verdict, and no slower than
-# validate + 50 %, on a GPU. Sourced by benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there).
-# benchmarks/audit_speed.py --vs-validate on the labelled fixtures of tests/audit_validate_fixtures (the issue's false
-# P0s: a strided vector add, an attention whose empty sequence does not compile; the cuDNN conv + Triton epilogue and
-# its channel-plane bug), three validation-corpus candidates and two KernelBench-form units, each validated once to
-# warm the worker, then timed: validate, then audit --reference.
-# Read the table: "validate" fail <=> "audit P0" > 0 on every row (the one judge); the last line's total ratio must
-# read "meets" (audit <= 1.5 x validate); the per-file ratios are printed too (small files pay the probes' start).
+# PART=one_judge (issue 45, ~3 min): audit --reference is run_validation's verdict, and no slower than validate + 50 %.
+# Sourced by benchmarks/gpu_session.sh. benchmarks/audit_speed.py --vs-validate on tests/audit_validate_fixtures (the
+# issue's false P0s and misses), three validation-corpus candidates and two KernelBench-form units. Read the table:
+# "validate" fail <=> "audit P0" > 0 on every row (the one judge); the last line's total ratio must read "meets".
 F=tests/audit_validate_fixtures; V=tests/validation_corpus; K=tests/kernelbench_corpus
 TAIL=20 run one_judge 200 python3 benchmarks/audit_speed.py --vs-validate --json "$OUT/x/one_judge.json" --pairs \
   $F/vector_add/reference.py:$F/vector_add/good.py \

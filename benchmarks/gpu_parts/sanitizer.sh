@@ -1,13 +1,9 @@
-# PART=sanitizer (issue 35, item 3), ~4 minutes: compute-sanitizer over the audit probes on the GPU. Sourced by
-# benchmarks/gpu_session.sh (run, stamp, $OUT/x set up there). Needs pydantic/mcp from .whl (as PART=audit).
-# 1. facts: the sanitizer found where worker/probe/sanitizer.find() looks, and whether this Triton passes -lineinfo to ptxas
-#    unless TRITON_DISABLE_LINE_INFO=1 (the compiler's own lines are printed), so its reports name kernel lines;
-# 2. the fixtures (an out-of-bounds bug each, beside a clean twin): full audits, the worker's sanitizer after the
-#    probes; each P0 claiming an out-of-bounds access with the sanitizer's verdict, the seconds the sanitizer took;
-# 3. PART=sanitizer_heldout does the held-out files (the CPU's claims, memcheck only) and the 500-line speed audit.
-# Confirms item 3 when: ce_ignore_index / ops_abs / scale_grad_dense rows say CONFIRMED or carry a sanitizer_memcheck
-# P0 on the kernel's own line (kernels.py:17 for ops_abs), the clean twins (ce_good, ops_good) show no error, and the
-# sanitizer seconds per file stay well under the audit's own.
+# PART=sanitizer (issue 35, item 3), ~4 minutes: compute-sanitizer over the audit's probes. Sourced by
+# benchmarks/gpu_session.sh. 1. facts: where worker/probe/sanitizer.find() found it, and whether this Triton passes
+# -lineinfo to ptxas unless TRITON_DISABLE_LINE_INFO=1 (so reports name kernel lines); 2. sanitizer_check.py --group
+# fixtures: full audits of the out-of-bounds fixtures and their clean twins. Confirms when ce_ignore_index / ops_abs /
+# scale_grad_dense say CONFIRMED or carry a sanitizer_memcheck P0 on the kernel's own line (kernels.py:17 for ops_abs),
+# the clean twins show no error, and the sanitizer's seconds stay well under the audit's own.
 python3 - <<'PY' 2>&1 | tee "$OUT/x/sanitizer_facts.txt"
 import inspect, os
 from pytorch_to_triton.worker.probe import sanitizer

@@ -16,7 +16,7 @@ warpgroups; it accepts only one key loop, so a specialized causal tile masks eve
 the table BWD_PLANS (a BwdPlan each): the pointer kernels, or dK/dV on in-kernel descriptors, warp-specialized or
 with dQ fused in through atomics ("tma", falling back likewise). Either plan can move part of its exponentials
 from the MUFU unit to the FMA units (emul, _exp2), and the forward's pointer kernels can rescale their running sums
-lazily (lazy, _lazy_rescale). The tables hold what a GPU sweep (benchmarks/explore/attention_sweep.py) measured
+lazily (lazy, _lazy_rescale). The tables hold what a GPU sweep (benchmarks/attention_sweep.py) measured
 fastest.
 
 Assumes D (head_dim) is a power of 2 in [16, 256]: tl.dot needs tile sides >= 16 and tl.arange powers of 2.
@@ -87,7 +87,7 @@ class FwdPlan(NamedTuple):
 
 
 # The plans the gallery runs, per (causal, D) (B4 H32 S4096 bf16, torch 2.11, triton 3.6). THIS is the table a
-# sweep's winner goes into: benchmarks/explore/attention_sweep.py prints its best row per (causal, D) in this form.
+# sweep's winner goes into: benchmarks/attention_sweep.py prints its best row per (causal, D) in this form.
 # Round 4 (H100, 2026-12-07, PART=attn; SDPA/cuDNN 0.921 / 0.628 / 1.608 / 1.121 ms): fwd 1.149 / 0.665 / 1.928 /
 # 1.164 ms for the four rows below, the first three adopted from that sweep (non-causal D64's "adopt" line,
 # 1.1588 vs 1.1644 ms, is within run-to-run noise and was left). Round 5 (H100, 2026-12-07 10:15 UTC; SDPA 1.012 /
@@ -576,7 +576,7 @@ def attention_fwd_split_kernel(
 # ------------------------------------------------------------------------------- forward, Hopper variants
 # TMA tensor descriptors (host-side TensorDescriptor), optional warp specialization of the key loop and an
 # optional persistent grid. Off under the interpreter and off by default until an H200 sweep
-# (benchmarks/explore/attention_sweep.py) shows them ahead of the pointer kernel; a "tma" FwdPlan opts in.
+# (benchmarks/attention_sweep.py) shows them ahead of the pointer kernel; a "tma" FwdPlan opts in.
 # "4d" descriptors span (B, H, S, D): TMA checks bounds per dimension, so a tail tile reads zeros and its store
 # is clipped at S, never touching the next head; any S. "2d" descriptors span (B*H*S, D) (the tutorial's), taken
 # only for contiguous tensors with S % BLOCK_M == 0, where no tile crosses a head.
@@ -637,7 +637,7 @@ def _fwd_tma_tile(q_desc, k_desc, v_desc, o_desc, lse_ptr, start_m, off_bh, H, S
     select). Why: Triton's Hopper warp specialization (the nvgpu-warp-specialization pass, 3.6 through 3.9) aborts
     in MLIR dominance on a second loop holding a dot beside a specialized one, and on a dot after the loop whose
     row max or sum is broadcast back (the softmax of the diagonal block); a runtime `if` inside the loop compiles
-    but is not specialized (benchmarks/explore/attention_ws_repro.py reproduces each).
+    but is not specialized (`git show 161cdf8:benchmarks/explore/attention_ws_repro.py` reproduces each).
     """
     off_b = off_bh // H
     off_h = off_bh % H

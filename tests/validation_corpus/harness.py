@@ -1,6 +1,6 @@
 """Run the validation corpus through pytorch_to_triton.service.Service and score it against labels.json.
 
-Shared by tests/test_validation_corpus.py and benchmarks/validation_corpus.py. Label semantics:
+Used by tests/test_validation_corpus.py. Label semantics:
 
 - {"expect": "pass"}: the candidate must come back ok with no finding of severity "fail".
 - {"expect": "fail", "checks": [...]}: it must come back not ok, and every listed check id must be among

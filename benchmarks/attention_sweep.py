@@ -1,35 +1,14 @@
-"""Attention round 6 (issue 47): stage 3's forward and backward plans against SDPA (cuDNN), in one process.
+"""Flash attention stage 3's forward and backward plans against SDPA (cuDNN), in one process (issue 47).
 
-Round 5 (H100, 2026-12-07 10:15 UTC) timed every warp-specialized plan, correct and specialized, and none faster
-than the pointer kernels: best 0.85 / 0.92 / 0.89 / 0.92x SDPA forward (causal D128, causal D64, non-causal D128,
-non-causal D64), 0.79-0.95x forward + backward; its fwd+bwd rows with a descriptor backward failed ("no allocator
-was set": Triton's allocator is per thread, and autograd runs the backward in its own; stage 3 now sets it before
-every descriptor launch). Round 6 times three cheaper-softmax options against the round-5 bests (each a FwdPlan /
-BwdPlan field, so the winner is still adopted by copying the printed line into stage3.FWD_PLANS / BWD_PLANS):
-- emul=4 / 8 / 2: one exp2 in every 4 / 8 / 2 on the FMA units through a cubic (FlashAttention 4's trick). The
-  MUFU unit does 16 exp2 per clock per SM: at D64 that is as long as the score's matmul FLOPs, and cuDNN's
-  non-causal D64 forward (486 TFLOP/s in round 5) sits at 98 % of that bound, which no all-MUFU kernel passes.
-  Forward (ptr, split, tma ws) and backward (both kernels) rows.
-- lazy=8.0: the running sums rescaled only when a row max grew by more than 2^8 (FlashAttention 4), saving
-  D / BLOCK_N multiplies per score; pointer and two-halves kernels (a runtime branch unspecializes a ws loop).
-- the two-halves kernel ("split") at D64, never timed there: one half's exp2 overlaps the other's PV matmul (its
-  PTX issues the first half's PV wgmma before the second half's exponentials, and waits only at the next block).
-And the causal warp-specialized loop masks with one compare and one select per score (round 5: five operations).
-Every candidate compiles for sm_90 on the CPU, Triton 3.6 and 3.9 (attention_ws_repro.py --plans --candidates).
+    PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/attention_sweep.py   # TRITON_INTERPRET=1: a CPU check
 
-Method: B4 H32 S4096 bf16; inputs rotated over ROTATE sets; triton.testing.do_bench medians (L2 flushed before every
-run, warmup 10 ms, rep EXPLORE_REP_MS); SDPA default (cuDNN) and the shipped stage 3 timed in the same process;
-every variant checked against a float32 SDPA on the same values before it is timed (forward max abs error <=
-FWD_TOL; gradients max abs error / max abs <= GRAD_TOL; a race in a specialized kernel shows here); compiled facts
-(registers, spills, warp specialization, total warps, setmaxnreg) per planned row. First a preflight runs every TMA
-plan once in a child process, PREFLIGHT_PLAN_S (60 s) at most each: a specialized kernel that deadlocks or faults is
-skipped with the reason instead of hanging the sweep, and the child's compiles are cached for the sweep. Then each
-combo runs its candidates in order until its share of EXPLORE_BUDGET_S is spent (rows past it: "skipped (time
-budget)"). Writes $OUT/attention_sweep.json after every row; prints the table last, then per combo SDPA vs shipped
-vs best and one "adopt:" line per table entry whose best beats the shipped plan by more than ADOPT_MARGIN.
-
-    PYTHONPATH=$PWD/.site:$PWD/server:$PWD python3 benchmarks/explore/attention_sweep.py
-Without a GPU (TRITON_INTERPRET=1): B1 H2 S128, each non-TMA candidate checked once, nothing timed for real.
+B4 H32 S4096 bf16, causal and non-causal x D128 / D64: SDPA and the shipped stage 3, then FWD_CANDIDATES /
+BWD_CANDIDATES (stage3.FwdPlan / BwdPlan, among them `emul` and `lazy`), then fwd+bwd at the best plans. Every row is
+checked twice against a float32 SDPA (a moving error flags a race) before do_bench times it (L2 flushed, inputs
+rotated); compiled facts (registers, spills, warp specialization, setmaxnreg) are kept. A preflight child runs each TMA
+plan once first (a deadlock is skipped, not a hang); each combo gets its share of EXPLORE_BUDGET_S. Prints the table,
+per combo SDPA vs shipped vs best with an "adopt:" line where the best beats the shipped plan by ADOPT_MARGIN, and the
+emul / lazy rows against the same plan without them; $OUT/attention_sweep.json after every row.
 """
 
 from __future__ import annotations
@@ -50,7 +29,7 @@ import torch.nn.functional as F
 import triton
 import triton.testing
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 OUT = Path(os.environ.get("OUT", "/tmp/out"))
 BUDGET_S = float(os.environ.get("EXPLORE_BUDGET_S", 200))  # after the preflight (which compiles the TMA plans)
 REP_MS = int(os.environ.get("EXPLORE_REP_MS", 100))  # fwd+bwd runs 5-9 ms: 11+ samples per median
@@ -76,33 +55,23 @@ def _load_stage3():
 ST3 = _load_stage3()
 P, BP = ST3.FwdPlan, ST3.BwdPlan
 # Forward candidates per head dim, most promising first (a combo that runs out of time loses the tail); each runs
-# for both causal and non-causal, the shipped plan is not timed twice. Round 5's best rows stay as the bar.
+# for both causal and non-causal, the shipped plan is not timed twice.
 FWD_CANDIDATES = {
     128: [
-        P("ptr", 128, 64, 8, 2, maxnreg=128, emul=4),
-        P("ptr", 128, 64, 8, 2, maxnreg=128, lazy=8.0, emul=4),
-        P("ptr", 128, 64, 8, 2, maxnreg=128, lazy=8.0),
-        P("split", 128, 64, 4, 2, emul=4),
+        P("ptr", 128, 64, 8, 2, maxnreg=128, emul=4), P("ptr", 128, 64, 8, 2, maxnreg=128, lazy=8.0, emul=4),
+        P("ptr", 128, 64, 8, 2, maxnreg=128, lazy=8.0), P("split", 128, 64, 4, 2, emul=4),
         P("split", 128, 64, 4, 2, lazy=8.0, emul=4),
         # BLOCK_N 32: 223 registers instead of 255 and a spill (the rescale's D / BLOCK_N = 4 multiplies per score
         # are what lazy saves)
-        P("split", 128, 32, 4, 2, lazy=8.0, emul=4),
-        P("split", 128, 32, 4, 2, lazy=8.0),
+        P("split", 128, 32, 4, 2, lazy=8.0, emul=4), P("split", 128, 32, 4, 2, lazy=8.0),
         P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=4),
-        P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=8),
-        P("tma", 128, 128, 4, 2, ws=True, device_desc=True),
-        P("ptr", 128, 64, 8, 2, maxnreg=128),
-        P("split", 128, 64, 4, 2),
+        P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=8), P("tma", 128, 128, 4, 2, ws=True, device_desc=True),
+        P("ptr", 128, 64, 8, 2, maxnreg=128), P("split", 128, 64, 4, 2),
     ],
     64: [
-        P("ptr", 128, 64, 8, 4, emul=4),
-        P("ptr", 128, 64, 8, 4, emul=2),
-        P("ptr", 128, 64, 8, 4, lazy=8.0, emul=4),
-        P("split", 128, 64, 4, 2),
-        P("split", 128, 64, 4, 2, emul=4),
-        P("split", 128, 64, 4, 2, lazy=8.0, emul=4),
-        P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=4),
-        P("ptr", 128, 64, 8, 4),
+        P("ptr", 128, 64, 8, 4, emul=4), P("ptr", 128, 64, 8, 4, emul=2), P("ptr", 128, 64, 8, 4, lazy=8.0, emul=4),
+        P("split", 128, 64, 4, 2), P("split", 128, 64, 4, 2, emul=4), P("split", 128, 64, 4, 2, lazy=8.0, emul=4),
+        P("tma", 128, 128, 4, 2, ws=True, device_desc=True, emul=4), P("ptr", 128, 64, 8, 4),
     ],
 }
 # Backward candidates beside the shipped plan (BWD_PLANS), most promising first: round 5's bests with and without

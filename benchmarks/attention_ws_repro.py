@@ -1,37 +1,12 @@
-"""What Triton's Hopper warp specialization rejects in the gallery attention, reduced; and an sm_90 compile of
-every plan, on the CPU (issue 47).
+"""An sm_90 compile of flash attention stage 3's plans on the CPU (issue 47; tests/test_attention_plans.py runs it).
 
-The H100 run of 2026-12-07 (../shared/gpu_runs/2026-12-07-h100-attn) lost every warp-specialized row:
-attention_fwd_tma_kernel aborted in the nvgpu-warp-specialization pass ("Dominance.cpp: expected non-null
-blocks"). Triton compiles for sm_90 without a GPU, so the pass runs here; reduced, on Triton 3.6.0 and 3.9.0 alike
-(`ws_repro_kernel`'s cases, 4 warps, num_stages 2, bf16, BLOCK 128, D 64):
+    PYTHONPATH=$PWD/server python benchmarks/attention_ws_repro.py [--plans [--candidates]]
 
-| case | what surrounds the warp-specialized key loop | 3.6 / 3.9 |
-|---|---|---|
-| one_loop | nothing | specialized: 384 threads (a TMA producer warpgroup + 2 consumers), setmaxnreg |
-| second_loop | a second loop with a dot (specialized or not): the causal kernel's diagonal pass | MLIR dominance abort |
-| tail_dot | straight-line dot + dot, no row reduction | specialized |
-| tail_softmax | straight-line dot whose row max is broadcast back (a softmax step) | MLIR dominance abort |
-| masked_loop | nothing: one loop over every block, the causal mask applied in each | specialized |
-| branch_in_loop | one loop, the mask behind a runtime `if` on the block index | compiles, NOT specialized (128 threads) |
-| head_softmax | nothing; the masked diagonal block runs straight-line BEFORE the loop | MLIR dominance abort |
-
-So the causal forward runs one specialized loop masked throughout (stage3._fwd_tma_tile), two more operations per
-score (a compare, a select) on the off-diagonal blocks: no placement of the diagonal block outside the loop passes.
-The same pass specializes the backward's dK/dV loop (stage3.attention_bwd_dkdv_tma_kernel), but not with dQ fused
-into it (atomics in the loop). A dQ loop (scratch kernels, not kept) fails as soon as the rows' log-sum-exp enters
-the scores, p = exp2(q k^T * scale - lse[:, None]): lse loaded before the loop, or by pointer loads inside it,
-WSLowerToken.cpp:73 asserts; a row vector computed from q before the loop, WSDataPartition.cpp:324 "Unexpected op";
-lse carried through the loop as lse + (a runtime zero) still fails; without lse, or with lse carried as
-lse + 0 x rowmax(q k^T) (an in-loop reduction feeding it, as the forward's running max does), it specializes: so
-stage3.attention_bwd_dq_tma_kernel carries lse and delta that way, one row max more per block.
-
-    PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py          # the cases above
-    PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py --plans  # stage 3's plan tables
-    PYTHONPATH=$PWD/server python benchmarks/explore/attention_ws_repro.py --plans --candidates  # + the sweep's
-The compiles run in a child process (an MLIR abort kills only it; the next job goes to a fresh one). Prints one line per case / plan: OK with
-the compiled facts (warp specialized, threads, setmaxnreg values, registers, spill bytes, shared memory) or FAIL
-with the pass's message.
+Triton's Hopper warp specialization (3.6 and 3.9) takes one key loop with no dot after it whose row max or sum is
+broadcast back (examples/flash_attention/README.md, round 5), so the causal forward runs one loop masked throughout:
+the `masked_loop` case, which must compile to 384 threads (a TMA producer warpgroup, two consumers) with setmaxnreg.
+--plans compiles stage 3's plan tables, --candidates the sweep's too, each job in a child process (an MLIR abort kills
+only it): OK with the compiled facts (specialized, threads, setmaxnreg, registers, spill bytes, shared memory) or FAIL.
 """
 
 from __future__ import annotations
@@ -46,10 +21,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 STAGE3 = ROOT / "examples" / "flash_attention" / "stage3.py"
 SMEM_LIMIT = 232448  # H100/H200 per-block dynamic shared memory (227 KiB)
-CASES = ["one_loop", "second_loop", "tail_dot", "tail_softmax", "masked_loop", "branch_in_loop", "head_softmax"]
+CASES = ["masked_loop"]
 
 os.environ.pop("TRITON_INTERPRET", None)  # a real compile, whatever the caller's environment says
 
@@ -58,21 +33,9 @@ import triton.language as tl  # noqa: E402
 
 
 @triton.jit
-def _ws_block(acc, m_i, q, k_desc, start_n, offs_m, SOFTMAX: tl.constexpr, MASK: tl.constexpr,
-              BLOCK: tl.constexpr):
-    k = k_desc.load([start_n, 0])
-    qk = tl.dot(q, tl.trans(k))
-    if MASK:
-        qk = tl.where(offs_m[:, None] >= (start_n + tl.arange(0, BLOCK))[None, :], qk, float("-inf"))
-    if SOFTMAX:
-        m_i = tl.maximum(m_i, tl.max(qk, axis=1))
-        qk = tl.exp2(qk - m_i[:, None])
-    return tl.dot(qk.to(k.dtype), k, acc), m_i
-
-
-@triton.jit
 def ws_repro_kernel(q_ptr, k_ptr, o_ptr, N, CASE: tl.constexpr, BLOCK: tl.constexpr, D: tl.constexpr):
-    """Rows [start, start + BLOCK) against keys [0, start + BLOCK) (a causal tile), CASE as in the table."""
+    """Rows [start, start + BLOCK) against keys [0, start + BLOCK) (a causal tile) in one warp-specialized loop,
+    the causal mask applied in every block (CASE 0: masked_loop)."""
     q_desc = tl.make_tensor_descriptor(q_ptr, shape=[N, D], strides=[D, 1], block_shape=[BLOCK, D])
     k_desc = tl.make_tensor_descriptor(k_ptr, shape=[N, D], strides=[D, 1], block_shape=[BLOCK, D])
     o_desc = tl.make_tensor_descriptor(o_ptr, shape=[N, D], strides=[D, 1], block_shape=[BLOCK, D])
@@ -81,29 +44,12 @@ def ws_repro_kernel(q_ptr, k_ptr, o_ptr, N, CASE: tl.constexpr, BLOCK: tl.conste
     q = q_desc.load([start, 0])
     acc = tl.zeros((BLOCK, D), dtype=tl.float32)
     m_i = tl.zeros((BLOCK,), dtype=tl.float32)
-    if CASE == 6:  # head_softmax: the diagonal block first, straight-line, then the loop
-        acc, m_i = _ws_block(acc, m_i, q, k_desc, start, offs_m, True, True, BLOCK)
-        for start_n in tl.range(0, start, BLOCK, warp_specialize=True):
-            acc, m_i = _ws_block(acc, m_i, q, k_desc, start_n, offs_m, True, False, BLOCK)
-    elif CASE == 4:  # masked_loop
-        for start_n in tl.range(0, start + BLOCK, BLOCK, warp_specialize=True):
-            acc, m_i = _ws_block(acc, m_i, q, k_desc, start_n, offs_m, True, True, BLOCK)
-    elif CASE == 5:  # branch_in_loop
-        for start_n in tl.range(0, start + BLOCK, BLOCK, warp_specialize=True):
-            if start_n >= start:
-                acc, m_i = _ws_block(acc, m_i, q, k_desc, start_n, offs_m, True, True, BLOCK)
-            else:
-                acc, m_i = _ws_block(acc, m_i, q, k_desc, start_n, offs_m, True, False, BLOCK)
-    else:
-        for start_n in tl.range(0, start, BLOCK, warp_specialize=True):
-            acc, m_i = _ws_block(acc, m_i, q, k_desc, start_n, offs_m, True, False, BLOCK)
-        if CASE == 1:  # second_loop
-            for start_n in tl.range(start, start + BLOCK, BLOCK):
-                acc, m_i = _ws_block(acc, m_i, q, k_desc, start_n, offs_m, True, True, BLOCK)
-        elif CASE == 2:  # tail_dot
-            acc, m_i = _ws_block(acc, m_i, q, k_desc, start, offs_m, False, True, BLOCK)
-        elif CASE == 3:  # tail_softmax
-            acc, m_i = _ws_block(acc, m_i, q, k_desc, start, offs_m, True, True, BLOCK)
+    for start_n in tl.range(0, start + BLOCK, BLOCK, warp_specialize=True):
+        k = k_desc.load([start_n, 0])
+        qk = tl.where(offs_m[:, None] >= (start_n + tl.arange(0, BLOCK))[None, :], tl.dot(q, tl.trans(k)),
+                      float("-inf"))
+        m_i = tl.maximum(m_i, tl.max(qk, axis=1))
+        acc = tl.dot(tl.exp2(qk - m_i[:, None]).to(k.dtype), k, acc)
     o_desc.store([start, 0], acc.to(o_desc.dtype))
 
 
