@@ -8,6 +8,7 @@ import importlib.util
 import inspect
 import linecache
 import math
+import os
 import sys
 import weakref
 from collections.abc import Callable
@@ -151,14 +152,44 @@ def _forget_user_modules(directory: Path) -> None:
             del sys.modules[name]
 
 
+# The folders load_module put on sys.path (user folders): their modules may be forgotten, never anyone else's.
+_USER_DIRS: set[str] = set()
+
+
+def _forget_shadowed(directory: Path) -> None:
+    """Modules another user folder gave under a name this folder also provides (`reference`, `common`): a bare
+    `from reference import reference` in this folder's file must get this folder's, not the one an earlier call in
+    this worker imported from its own folder (the validation corpus's calls_reference cheat computed another task's
+    reference after a softmax entry in the same worker: CI 2026-12-07)."""
+    try:
+        names = {p.stem for p in directory.glob("*.py")} | {p.name for p in directory.iterdir()
+                                                             if (p / "__init__.py").is_file()}
+    except OSError:
+        return
+    where = str(directory)
+    for name, mod in list(sys.modules.items()):
+        if name.split(".")[0] not in names:
+            continue
+        f = getattr(mod, "__file__", None)
+        folder = _module_dir(f) if isinstance(f, str) else None
+        if folder is not None and folder != where and (folder in _USER_DIRS or
+                                                       any(folder.startswith(d + os.sep) for d in _USER_DIRS)):
+            del sys.modules[name]
+
+
 def load_module(path: Path, role: str) -> ModuleType:
-    """Import a user file under a fresh module name (phase 'import' on any failure)."""
+    """Import a user file under a fresh module name (phase 'import' on any failure). Its folder comes first on
+    sys.path, so its bare imports find its own neighbours."""
     path = Path(path).resolve()
     linecache.checkcache()  # Triton reads kernel source through inspect/linecache
     directory = path.parent
     _forget_user_modules(directory)
-    if str(directory) not in sys.path:
+    _forget_shadowed(directory)
+    if not sys.path or sys.path[0] != str(directory):
+        if str(directory) in sys.path:
+            sys.path.remove(str(directory))
         sys.path.insert(0, str(directory))
+    _USER_DIRS.add(str(directory))
     stamp = hashlib.sha1(f"{path}:{path.stat().st_mtime_ns}".encode()).hexdigest()[:10]
     name = f"p2t_{role}_{path.stem}_{stamp}"
     spec = importlib.util.spec_from_file_location(name, path, loader=CachedSourceLoader(name, str(path)))
