@@ -19,7 +19,7 @@ def _task(folder: Path, value: int) -> Path:
 
 def test_a_bare_import_gets_the_files_own_folder_after_another_folders_same_name(tmp_path: Path) -> None:
     """The validation corpus's calls_reference cheat (`from reference import reference`) ran another task's reference
-    when a file of that task's folder had been loaded first in the same worker (CI 2026-12-07)."""
+    when that task's folder stood ahead of its own on the worker's sys.path (CI 2026-12-07)."""
     a, b = _task(tmp_path / "a", 1), _task(tmp_path / "b", 2)
     try:
         assert load_module(a, "candidate").entry() == 1

@@ -158,9 +158,10 @@ _USER_DIRS: set[str] = set()
 
 def _forget_shadowed(directory: Path) -> None:
     """Modules another user folder gave under a name this folder also provides (`reference`, `common`): a bare
-    `from reference import reference` in this folder's file must get this folder's, not the one an earlier call in
-    this worker imported from its own folder (the validation corpus's calls_reference cheat computed another task's
-    reference after a softmax entry in the same worker: CI 2026-12-07)."""
+    `from reference import reference` in this folder's file must get this folder's, not one an earlier call in this
+    worker imported from its own folder. (The validation corpus's calls_reference cheat got another task's
+    reference.py in CI on 2026-12-07: that task's folder stood ahead of its own on sys.path; the folder now moves to
+    the front, and this forgets what an earlier import left under the same name.)"""
     try:
         names = {p.stem for p in directory.glob("*.py")} | {p.name for p in directory.iterdir()
                                                              if (p / "__init__.py").is_file()}
