@@ -103,12 +103,12 @@ def descendants(pid: int) -> set[int]:
     return {p for p in seen if not _zombie(p)}
 
 
-def kill_leftovers(pid: int) -> int:
+def kill_leftovers(pid: int, keep: int | None = None) -> int:
     """SIGKILL every process worker `pid` started that still runs after its call; returns how many. They are stopped
-    first, so none can fork while the tree is walked."""
+    first, so none can fork while the tree is walked. keep: the worker's compile zygote (its descendants go)."""
     stopped: set[int] = set()
     for _ in range(8):
-        new = descendants(pid) - stopped
+        new = descendants(pid) - stopped - {keep}
         if not new:
             break
         for p in new:
@@ -141,9 +141,10 @@ def empty_scratch(root: Path) -> None:
                 pass
 
 
-def after_call(pid: int, tmp: Path, result: dict | None) -> None:
-    """After each sandboxed call: kill what the call left running, empty its scratch, and say so in the result."""
-    killed = kill_leftovers(pid)
+def after_call(pid: int, tmp: Path, result: dict | None, keep: int | None = None) -> None:
+    """After each sandboxed call: kill what the call left running (but `keep`, the compile zygote the worker named
+    before its first request), empty its scratch, and say so in the result."""
+    killed = kill_leftovers(pid, keep)
     empty_scratch(scratch_root(tmp, pid))
     if killed and result is not None:
         note = (f"the call left {killed} process(es) running after it returned; the sandbox killed them "

@@ -290,6 +290,9 @@ class WorkerSlot:
     _spare: _Spawned | None = None
     last_runtime: dict[str, Any] | None = None  # what the worker last reported (device, interpreter, GPU)
     memory_replacements: int = 0  # workers replaced because a call left GPU memory allocated
+    # Per worker pid, the compile zygote it named in its first message (None: its first message named none); only a
+    # first message counts: it is written before the worker reads a request, so no user code can have forged it.
+    _zygotes: dict[int, int | None] = field(default_factory=dict)
 
     @property
     def _sandboxed(self) -> bool:
@@ -396,6 +399,7 @@ class WorkerSlot:
         if proc is None:
             return
         _reap_later(self._current())
+        self._zygotes.pop(proc.pid, None)  # a later worker may get the pid
         self._to_worker = self._from_worker = -1
         self.proc = None
 
@@ -491,6 +495,7 @@ class WorkerSlot:
                     self.kill()
                     raise WorkerError("crashed", str(e), self._tail.text(mark), last_event) from None
                 for msg in messages:
+                    self._zygote_note(pid, msg)
                     if msg.get("id") != req_id:
                         continue
                     kind = msg.get("type")
@@ -509,7 +514,7 @@ class WorkerSlot:
                         if result.get("peaks_measured"):  # the host writes them: the worker may not
                             peaks_store.remember(self.state_dir, result.pop("peaks_measured"))
                         if self._sandboxed:
-                            sandbox_host.after_call(pid, scratch_tmp, result)
+                            sandbox_host.after_call(pid, scratch_tmp, result, self._zygotes.get(pid))
                         if msg.get("worker_exiting"):
                             self.kill()  # its CUDA context is poisoned: the next call must get a fresh worker
                         elif self._leaked(msg.get("memory")):
@@ -517,7 +522,7 @@ class WorkerSlot:
                         return result
                     elif kind == "error":
                         if self._sandboxed:
-                            sandbox_host.after_call(pid, scratch_tmp, None)
+                            sandbox_host.after_call(pid, scratch_tmp, None, self._zygotes.get(pid))
                         if msg.get("worker_exiting"):
                             self.kill()
                         else:
@@ -539,6 +544,12 @@ class WorkerSlot:
                     tail = self._tail.text(mark, limit=16000)  # faulthandler's traceback + module list
                     self.kill()
                     raise WorkerError("crashed", _describe_exit(code, last_event, tail), tail, last_event)
+
+    def _zygote_note(self, pid: int, msg: dict[str, Any]) -> None:
+        """Remember the compile zygote worker `pid` names in its first message (worker/device/compile_zygote.py)."""
+        if pid not in self._zygotes:
+            z = msg.get("pid") if msg.get("type") == "zygote" else None
+            self._zygotes[pid] = z if isinstance(z, int) and z > 0 else None
 
     def _leaked(self, memory: dict[str, Any] | None) -> bool:
         """Replace the worker when GPU memory stayed allocated after a call (more than MEMORY_SLACK_BYTES over

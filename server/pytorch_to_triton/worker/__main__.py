@@ -38,10 +38,14 @@ def main() -> int:
         cuda_error = gpu_first.init_cuda() if os.environ.get("P2T_WORKER_GPU") == "1" and sandbox.wanted() else None
     with steps.step("confine"):
         sandbox_summary = sandbox.confine(os.getcwd()).summary
+    zygote = _fork_compile_zygote(steps, (req_fd, res_fd))
     # After confine too: this thread runs Python that a candidate could rebind (os.getppid).
     _exit_when_orphaned()
 
     from ..protocol import write_message
+
+    if zygote:  # the first message, before any request is read: the server spares this pid (sandbox_host.after_call)
+        write_message(res_fd, {"type": "zygote", "pid": zygote})
 
     with steps.step("import_runtime"):  # torch and Triton, when cuda_init did not import them
         from .device.runtime import setup
@@ -124,6 +128,23 @@ def _prewarm(rt: Any) -> dict[str, Any]:
         return startup(rt.device)
     except Exception as e:  # noqa: BLE001 - never stop the worker: the first call does what is missing
         return {"error": f"{type(e).__name__}: {e}"}
+
+
+def _fork_compile_zygote(steps: Any, protocol_fds: tuple[int, int]) -> int | None:
+    """A CPU worker's compile zygote (device/compile_zygote.py): forked once torch is imported, before Triton's
+    interpreter, any patch or any user file; its pid. GPU workers compile for real at launch: none."""
+    if os.environ.get("P2T_WORKER_GPU") == "1":
+        return None
+    import warnings
+
+    with steps.step("compile_zygote"):
+        import torch  # noqa: F401 - what every compile child would import first: the zygote's children share it
+
+        from .device import compile_zygote
+
+        with warnings.catch_warnings():  # Python 3.12 warns of fork in a threaded process: the zygote forks
+            warnings.simplefilter("ignore", DeprecationWarning)  # before any user code, it runs ours only
+            return compile_zygote.start(protocol_fds)
 
 
 def _exit_when_orphaned() -> None:

@@ -10,7 +10,8 @@ neighbours, specialisation, target, Triton version), and turns the rows into fin
 - spills (local memory): a warning naming the config;
 - Triton deprecation warnings raised while compiling: a portability warning naming the Triton that raised it.
 
-Cost (issue 36: under 25 % of a CPU validation): one child per validation, fed while the cases run; every config
+Cost (issue 36: under 25 % of a CPU validation): one child per validation (forked from the worker's compile zygote:
+compile_zygote.py), fed while the cases run; every config
 goes through Triton's frontend (cheap: the compile errors the interpreter lets through), and to a cubin the config the
 interpreter ran and the two likeliest to overflow, the others while their compiles take less than SHARE of the
 validation's time. The section says per kernel how many configs reached a cubin and which stayed at the frontend.
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import gpu_targets
+from . import compile_zygote
+from .compile_zygote import ForkedChild
 from .compiled import occupancy
 from .launch_specs import LaunchSpec, source_hash
 
@@ -146,7 +149,8 @@ class TargetCompiler:
         self.jobs: dict[str, Job] = {}
         self._hashes: dict[str, str] = {}
         self.notes: list[str] = []
-        self._child: _Child | None = None
+        self._child: _Child | ForkedChild | None = None
+        self.child_kind: str | None = None  # "forked" from the compile zygote or "fresh", once one has answered
         self._sent: list[Job] = []  # the child's job ids index this list
         self.t_start = time.perf_counter()
         self.t_wait = 0.0
@@ -167,7 +171,7 @@ class TargetCompiler:
             [CACHE_VERSION, h, self.targets, self.version, self.share]).encode()).hexdigest()[:32])
         if self._marker.exists() or self._child is not None:
             return
-        self._child = _Child({"jobs": [], "targets": self.targets, "share": self.share, "elapsed_s": 0.0,
+        self._child = _child({"jobs": [], "targets": self.targets, "share": self.share, "elapsed_s": 0.0,
                               "rows_cache": str(cache_dir() / "rows"), "preload": [str(Path(candidate).resolve())]})
 
     def submit(self, specs: list[LaunchSpec]) -> None:
@@ -203,7 +207,7 @@ class TargetCompiler:
             self._child.kill()
             self._child = None
         if self._child is None:
-            self._child = _Child(dict(line, targets=self.targets, share=self.share,
+            self._child = _child(dict(line, targets=self.targets, share=self.share,
                                       rows_cache=str(cache_dir() / "rows")))
         else:
             self._child.send(line)
@@ -212,6 +216,7 @@ class TargetCompiler:
         """Wait for the child; the report section (rows per kernel/config/target, what was cached)."""
         t0 = time.perf_counter()
         if self._child is not None:
+            self.child_kind = self._child.kind
             answer = self._child.finish(time.perf_counter() - self.t_start, self.timeout_s, self.notes)
             self.child_s = (answer or {}).get("seconds") or {}
             for res in (answer or {}).get("results", []):
@@ -246,6 +251,7 @@ class TargetCompiler:
         return {"triton_version": self.version, "targets": [f"sm_{c}" for c in self.targets], "rows": rows,
                 "specialisations": len(self.jobs), "cached": sum(j.cached for j in self.jobs.values()),
                 "configs": len(rows), "configs_to_cubin": full, "wait_s": round(self.t_wait, 3), "child_s": self.child_s,
+                "child": self.child_kind,
                 "notes": list(dict.fromkeys(self._plan_notes + self.notes))}
 
 
@@ -385,8 +391,15 @@ def _write_cache(j: Job) -> None:
         pass
 
 
+def _child(first: dict[str, Any]) -> _Child | ForkedChild:
+    """A compile child sent `first`: forked from the worker's compile zygote, else a fresh process."""
+    return compile_zygote.session(first) or _Child(first)
+
+
 class _Child:
-    """The compile child of one TargetCompiler: request lines on its stdin, one JSON answer on its stdout."""
+    """The compile child of one TargetCompiler (a fresh process): request lines on its stdin, one JSON answer on its stdout."""
+
+    kind = "fresh"
 
     def __init__(self, first: dict[str, Any]):
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}

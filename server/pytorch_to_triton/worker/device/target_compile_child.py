@@ -561,10 +561,13 @@ def serve(lines: Any) -> dict[str, Any]:
     the input) ends it; work goes on between lines."""
     inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
-    def read() -> None:
+    def read() -> None:  # up to the finish line: what follows on a zygote's pipe is the next session's
         for line in lines:
             if line.strip():
-                inbox.put(json.loads(line))
+                msg = json.loads(line)
+                inbox.put(msg)
+                if msg.get("finish"):
+                    return
         inbox.put(None)
 
     threading.Thread(target=read, daemon=True).start()
@@ -588,6 +591,15 @@ def serve(lines: Any) -> dict[str, Any]:
             sess.finish(None if msg is None else msg.get("elapsed_s"))
             return sess.answer()
         sess.add(msg.get("jobs", []))
+
+
+def preload() -> None:
+    """Import what every compile needs (the compile zygote does it once for all its children)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+
+    make_backend(GPUTarget("cuda", 90, 32))  # loads the NVIDIA backend's modules
+    _cuobjdump()
 
 
 def main() -> int:
