@@ -34,7 +34,7 @@ REQUIRE_KINDS = ("layouts", "empty", "nan", "extreme")
 # "shrunk:transposed" and "shrunk:strided", the labels its findings, only_cases and reproduce lines use.
 LAYOUT_VARIANTS = ("transposed", "strided")
 # The audit's finer kinds (probe variants outside the default contract) and the broad kind each belongs to.
-PARENT = {"weight": "layouts", "lastdim": "layouts", "1d": "layouts", "structure": "structure",
+PARENT = {"weight": "layouts", "lastdim": "layouts", "1d": "layouts", "upstream": "layouts", "structure": "structure",
           "precision": "precision", "defaults": "defaults",
           # issue 45: the probes' own inputs when a task's validation judged the contract (probe_kind)
           "rows": "rows", "sizes": "sizes", "sentinel": "sentinel", "dtype": "dtype", "grad": "grad"}
@@ -44,6 +44,7 @@ TITLES = {"layouts": "non-contiguous input", "empty": "empty dims", "nan": "NaN/
           "weight": "a non-contiguous weight or buffer (a tensor that does not carry the batch)",
           "lastdim": "a strided last dimension (a transposed view)",
           "1d": "a strided 1-D weight or bias",
+          "upstream": "an expanded (stride-0) output gradient, as out.sum().backward() hands the backward",
           "structure": "sizes that break the example's structure (odd where it is even)",
           "precision": "fp32 accuracy from fp32 dots (IEEE where Triton's default is TF32)",
           "defaults": "the entry called without its optional arguments",
@@ -64,6 +65,8 @@ FIXES = {
     "weight": "assert w.is_contiguous() in the entry (a clear error), or pass its strides to the kernel",
     "lastdim": "assert x.stride(-1) == 1 in the entry (a clear error), or x = x.contiguous() when it is not",
     "1d": "weight = weight.contiguous() in the entry (free for a dense parameter), or pass weight.stride(0)",
+    "upstream": "grad_output = grad_output.contiguous() at the top of the backward (autograd gives no layout "
+                "guarantee), or pass its strides to the kernel",
     "structure": "assert the size is even in the entry (a clear error), or handle the odd tail",
     "precision": 'tl.dot(a, b, input_precision="ieee") where fp32 accuracy is the contract',
     "defaults": "give each documented default a value before it is used (a None default is replaced, not used), or "
@@ -76,6 +79,7 @@ DEFAULT_ASSUMED = {
     "weight": "tensors that do not carry the batch (weights, buffers, outputs) dense",
     "lastdim": "unit last-dim stride",
     "1d": "1-D weights and biases dense",
+    "upstream": "output gradients dense (no call in the file differentiates out.sum())",
     "structure": "sizes keep the example's parity",
     "precision": "fp32 tl.dot at TF32 (Triton's default)",
     "empty": "batch >= 1",

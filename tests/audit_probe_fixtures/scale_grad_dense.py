@@ -1,6 +1,7 @@
-# label: bad grad
+# label: robust grad
 # y = 2 x as an autograd Function whose backward reads the output gradient as dense: the gradient autograd passes for
-# out.sum() is an expanded, stride-0 tensor, read past its storage (held_out_15: fbgemm's jagged multiply).
+# out.sum() is an expanded, stride-0 tensor, read past its storage (held_out_15: fbgemm's jagged multiply). Nothing in
+# the file differentiates a sum: robustness ("upstream"), a P0 only in scale_grad_dense_summed.py.
 import torch
 import triton
 import triton.language as tl

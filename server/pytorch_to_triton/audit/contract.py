@@ -30,7 +30,7 @@ TORCH_DTYPES = ("float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "f
                 "int16", "int32", "int64", "bool")
 # Which default assumptions a probe's findings depend on (the "assumed:" line names these).
 PROBE_KINDS = {"layout": ("layouts", "weight", "lastdim", "1d"), "sizes": ("structure", "empty"), "rows": ("empty",),
-               "reference": ("precision",), "grad": ("precision",), "magnitude": ("extreme",),
+               "reference": ("precision",), "grad": ("precision", "upstream"), "magnitude": ("extreme",),
                "defaults": ("defaults",)}
 MAX_ITEMS = 4
 FLOATS = ("float16", "bfloat16", "float64")
@@ -154,6 +154,7 @@ def _from_file(c: Contract, model: FileModel, entry: str | None) -> None:
             _call_site(c, fn, caller, call)
     if start:
         _defaults_used(c, model, start[0])
+    _sum_backward(c, model)
     for k in model.kernels.values():
         asked = [_ieee(n) for n in ast.walk(k.node) if isinstance(n, ast.Call) and short(dotted(n.func)) == "dot"]
         if k.name in reached and any(asked):
@@ -171,6 +172,26 @@ def _from_file(c: Contract, model: FileModel, entry: str | None) -> None:
         c.dtype = admits[0]
     if c.items and c.source == "the tool's defaults":
         c.source = "the file's wrappers and call sites"
+
+
+def _sum_backward(c: Contract, model: FileModel) -> None:
+    """Code in the file that differentiates a sum (`out.sum().backward()`, `torch.autograd.grad(y.sum(), ...)`) hands
+    a backward the expanded, stride-0 output gradient: the grad probe's out.sum() variant is then its callers' input
+    (contract, "upstream"); otherwise a backward that reads it as dense is robustness (issue 45)."""
+    for node in ast.walk(model.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        summed = isinstance(f, ast.Attribute) and f.attr == "backward" and _is_sum(f.value)
+        summed = summed or (short(dotted(f)) == "grad" and bool(node.args) and _is_sum(node.args[0]))
+        if summed:
+            c.require.add("upstream")
+            c.items.append(("output gradients expanded (stride 0)", f"line {node.lineno} differentiates a sum"))
+            return
+
+
+def _is_sum(e: ast.expr) -> bool:
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "sum"
 
 
 def _defaults_used(c: Contract, model: FileModel, entry: str) -> None:

@@ -28,6 +28,17 @@ def _custom_backward(node: Any, limit: int = 64) -> bool:
     return False
 
 
+def _upstream_aside(p: Probe, since: int) -> None:
+    """The out.sum() variant's failures since `since` go aside as robustness "upstream" (a layout of the output
+    gradient: contract only where the file differentiates a sum, audit/contract.py), an out-of-bounds access too."""
+    for f in p.failures[since:]:
+        oob = "; it reads or writes out of bounds under this layout (robustness, as the layout is)" \
+            if f.get("oob") else ""
+        p.aside.append({**f, "kind": "upstream", "detail": f"{f.get('detail') or f.get('error') or f['what']}; "
+                        f"autograd hands the backward out.sum()'s gradient expanded (stride 0){oob}"[:600]})
+    del p.failures[since:]
+
+
 class GradProbes:
     """Uses the Prober's state (self.fn, self.ref, self.shape, self.dtype, self.only, self.emit, ...) and its core
     methods (call, judge, fail, wanted): a mixin of probes.Prober, never used alone."""
@@ -38,7 +49,9 @@ class GradProbes:
         for the same output gradients: random ones, and those of `out.sum()` (autograd hands the backward an
         expanded, stride-0 tensor: fbgemm's jagged multiply read it as dense). Only a nonzero gradient that differs
         is a failure; a gradient the entry does not give (None) or gives as zeros is a note (an input it is not meant
-        to train, a cos cache)."""
+        to train, a cos cache). The stride-0 gradient is robustness ("upstream", a layout the callers do not give)
+        unless the file's own code differentiates out.sum() (issue 45: an input the problem never gives is never a
+        P0), an out-of-bounds access under it too, as under any layout the callers do not give (tier_rules)."""
         if self.reference is None or self.task:
             p.not_run = ("run_validation compares against the task reference: its forward only" if self.task else
                          "the harness has no reference()")
@@ -56,19 +69,26 @@ class GradProbes:
                 p.not_run = cand
                 return
             p.ran.append(label)
-            if isinstance(cand, BaseException):
-                if refused(cand) and not Outcome(error=cand).oob:
-                    p.notes.append(f"{label}: the backward refused ({type(cand).__name__}: {str(cand)[:120]})")
-                else:
-                    self.fail(p, label, "illegal memory access in the backward" if Outcome(error=cand).oob else
-                              "crash in the backward", cand)
-                continue
-            wide = [t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in x]
-            ref = self._grads(wide, floats, self.reference, outs_used=cand[1], expanded=expanded)
-            if isinstance(ref, (str, BaseException)):
-                p.notes.append(f"{label}: the reference gives no gradient to compare with ({str(ref)[:160]})")
-                continue
-            self._grad_compare(p, label, floats, cand[0], ref[0], [x[i].dtype for i in floats])
+            mark = len(p.failures)
+            self._grad_judge(p, label, x, floats, cand, expanded)
+            if expanded:
+                _upstream_aside(p, mark)
+
+    def _grad_judge(self, p: Probe, label: str, x: list[Any], floats: list[int], cand: Any, expanded: bool) -> None:
+        """The candidate's gradients (or its backward's exception) against the float64 reference's."""
+        if isinstance(cand, BaseException):
+            if refused(cand) and not Outcome(error=cand).oob:
+                p.notes.append(f"{label}: the backward refused ({type(cand).__name__}: {str(cand)[:120]})")
+            else:
+                self.fail(p, label, "illegal memory access in the backward" if Outcome(error=cand).oob else
+                          "crash in the backward", cand)
+            return
+        wide = [t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in x]
+        ref = self._grads(wide, floats, self.reference, outs_used=cand[1], expanded=expanded)
+        if isinstance(ref, (str, BaseException)):
+            p.notes.append(f"{label}: the reference gives no gradient to compare with ({str(ref)[:160]})")
+            return
+        self._grad_compare(p, label, floats, cand[0], ref[0], [x[i].dtype for i in floats])
 
     def _grad_compare(self, p: Probe, label: str, floats: list[int], cand: list[Any], ref: list[Any],
                       dtypes: list[torch.dtype]) -> None:
