@@ -368,3 +368,26 @@ def test_the_full_size_without_a_large_shape_is_the_largest_not_the_last() -> No
     assert cs.bench_shape(SimpleNamespace(SHAPES={"a": (4, 8), "b": (32,), "c": (8, 4)})) == ("c", (8, 4))  # ties: last
     assert cs.bench_shape(SimpleNamespace(SHAPES={"large": (5,), "huge": (9,)})) == ("large", (5,))  # named: kept
     assert cs.bench_shape(SimpleNamespace(SHAPES={"a": (9,)}, BENCH_SHAPES={"b": (3,)})) == ("b", (3,))
+
+
+@pytest.mark.parametrize("problem, inner, outer", [("log_softmax", "dim", "batch_size"), ("mean_dim2", "dim2", "dim1")])
+def test_widened_cases_put_their_tail_along_the_inner_size(problem: str, inner: str, outer: str) -> None:
+    """Issue 49: log_softmax's tiles case grew batch_size to 2049 (largest first, a tie at 16384) and left dim, along
+    which the candidate's 1024-wide block runs, without a tail: 2049 interpreted programs a run, 126 s of a 160 s
+    validation. The tiles case and the long_ variants now widen the sizes that set an input's last dimension; an
+    outer size's long_ variant keeps LONG_DIM's rows."""
+    from pytorch_to_triton.worker.validation import cases as cs
+    from pytorch_to_triton.worker.validation import sizes as sz
+    from pytorch_to_triton.worker.validation.tasks import load_module
+
+    mod = load_module(ROOT / "tests" / "kernelbench_corpus" / problem / "reference.py", "ref")
+    p = cs.plan(mod, "cpu", None, None)
+    by = {c.name: c for c in p.cases}
+    assert cs.inner_sizes(mod, by["small"].sizes, [inner, outer]) == {inner}
+    tiles = by["tiles"]
+    note = cs.widen_tiles(mod, p, tiles, [1024 if problem == "log_softmax" else 512], None)
+    assert tiles.sizes[inner] % 2 == 1 and tiles.sizes[inner] > 2 * (1024 if problem == "log_softmax" else 512), note
+    assert tiles.sizes[outer] == by["small"].sizes[outer], note
+    long_inner, long_outer = by[f"long_{inner}"], by[f"long_{outer}"]
+    assert cs.widen_long(mod, p, long_inner, 1024) and long_inner.sizes[inner] in (2047, 2049)  # odd, within size
+    assert cs.widen_long(mod, p, long_outer, 1024) is None and long_outer.sizes[outer] == sz.LONG_DIM

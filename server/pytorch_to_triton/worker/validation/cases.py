@@ -352,10 +352,15 @@ class Plan:
 def widen_long(mod: ModuleType, p: Plan, c: Planned, block: int | None) -> str | None:
     """A long_<size> variant made to reach past two of the candidate's own blocks along that size (2 * block + 1,
     odd), as far as the problem's own size goes: a loop or grid that stops at whole blocks shows only from the second
-    block on, and LONG_DIM may sit inside the first one (a 1024-wide chunk). The note says what moved."""
+    block on, and LONG_DIM may sit inside the first one (a 1024-wide chunk). Only along an inner size (inner_sizes):
+    along an outer one the grid most often has a program per row, and LONG_DIM's rows already end in a partial block
+    of any tile up to 166 wide. The note says what moved."""
     if not block or not c.name.startswith("long_") or not c.holds:
         return None
     k = c.holds[0]
+    inner = inner_sizes(mod, c.sizes, [k])
+    if inner is not None and k not in inner:  # a row per program along it: LONG_DIM's programs show a grid's tail
+        return None
     top = p.start.get(k, 0)
     new = min(2 * block + 1, top)
     if new % 2 == 0 and new > 1 and new == top:
@@ -375,7 +380,7 @@ TILES_MAX_ELEMS = 1 << 19  # the tiles case's inputs + outputs: 8x the shrunk ma
 
 def widen_tiles(mod: ModuleType, p: Plan, c: Planned, blocks: list[int], group: int | None) -> str:
     """The tiles case sized from the candidate's launches (issue 36 item 4): starting from the small case, each size
-    the problem has at least two of the candidate's blocks of (largest first) grows to 2 * block + 1 of the widest
+    the problem has at least two of the candidate's blocks of (the inner ones first: inner_sizes) grows to 2 * block + 1 of the widest
     such block that fits the budget (2 * GROUP * block + 1 for the largest when a grouped swizzle was launched, so a second group
     exists), odd so a tail is there too, as long as inputs + outputs stay within TILES_MAX_ELEMS. Head counts and
     the sizes they divide keep the problem's structure and are left alone. Returns what it did, for the notes;
@@ -385,9 +390,10 @@ def widen_tiles(mod: ModuleType, p: Plan, c: Planned, blocks: list[int], group: 
     cur = dict(c.sizes)
     grown: list[str] = []
     left: list[str] = []
-    for k in sorted(every, key=lambda name: -p.start[name]):
-        if k in p.keep or k in ratio_keys:
-            continue
+    names = [k for k in every if k not in p.keep and k not in ratio_keys]
+    # a grouped swizzle groups the rows of the output: the largest size first, as the group's second block row needs
+    inner = set() if group else inner_sizes(mod, cur, names) or set()
+    for k in sorted(names, key=lambda k: (k not in inner, -p.start[k])):
         fits = [b for b in blocks if 2 * b + 1 <= p.start[k]]
         if not fits:
             continue
@@ -417,6 +423,23 @@ def widen_tiles(mod: ModuleType, p: Plan, c: Planned, blocks: list[int], group: 
     return (f"tiles: {', '.join(grown)}: at least two of the candidate's own blocks (read from its launches"
             + (f", grouped swizzle of {group}" if group else "") + ") with a tail"
             + (f"; {', '.join(left)} left small (inputs + outputs over {TILES_MAX_ELEMS:,})" if left else ""))
+
+
+def inner_sizes(mod: ModuleType, small: dict[str, int], names: list[str]) -> set[str] | None:
+    """Of `names`, the sizes that set some input's last (contiguous) dimension, read by growing each by one at the
+    small sizes on fake tensors; None when the inputs cannot be built fake. A kernel's block most often runs along
+    the last dimension while its grid covers the outer ones one program each (a row per program): the widened cases
+    put their tails there (issue 49: log_softmax's tiles case grew batch_size to 2049 rows of 49, 2049 interpreted
+    programs a run and 126 s of a 160 s validation, and dim, along which the 1024-wide block runs, kept no tail)."""
+    base = sz.input_shapes(mod, small)
+    if not base:
+        return None
+    out = set()
+    for k in names:
+        bumped = sz.input_shapes(mod, {**small, k: small[k] + 1}) or []
+        if any(a and b and a[-1] != b[-1] for a, b in zip(base, bumped)):
+            out.add(k)
+    return out
 
 
 def plan(mod: ModuleType, device: str, sizes: dict[str, Any] | None, user_cases: list[dict[str, Any]] | None,
