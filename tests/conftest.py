@@ -10,6 +10,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HAS_CUDA = Path("/dev/nvidiactl").exists() and shutil.which("nvidia-smi") is not None
+# No warm spare worker in the tests' own Services unless the caller asks for one (P2T_SPARE_WORKER): a spare imports
+# torch and Triton once its slot has answered, seconds of a core per Service that most tests never use (five
+# worker-heavy modules: 120 -> 99 s on 2 cores, 2026-12-08); tests/test_memory.py starts one and tests it. The tools'
+# processes a test starts (CLI, MCP server) get the default (child_env drops P2T_* settings).
+os.environ.setdefault("P2T_SPARE_WORKER", "0")
 
 # What a process a test starts needs from the caller's environment to import the project and its dependencies (a
 # carried site folder on PYTHONPATH, a conda or module-system install, a venv) and to find the GPU and the compilers
