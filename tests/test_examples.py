@@ -62,9 +62,10 @@ def test_example_stages_pass_validation(service, example: Path) -> None:
             assert grads and all(c.ok for c in grads), f"{cand.candidate}: no passing gradient case ({cand.notes})"
 
 
-# The default command audits three stage 3s (a library conv with a Triton epilogue, an attention, a scan: 13-25 s
-# each on 2 cores); the corpus command the rest (matmul's took 63 s, rope's 41 s).
-AUDIT_SAMPLE = [e for e in EXAMPLES if e.name in ("conv_epilogue_pool", "flash_attention", "prefix_scan")]
+# The default command audits two stage 3s (a library conv with a Triton epilogue, a scan: 11-16 s each on 2 cores);
+# the corpus command the rest (flash_attention's took 25 s, matmul's 63 s, rope's 41 s; tests/test_audit_validate.py
+# keeps a causal attention in the default command).
+AUDIT_SAMPLE = [e for e in EXAMPLES if e.name in ("conv_epilogue_pool", "prefix_scan")]
 
 
 @pytest.mark.parametrize("example", corpus_sample(EXAMPLES, AUDIT_SAMPLE, ids=lambda p: p.name))
