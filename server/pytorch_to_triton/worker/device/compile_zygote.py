@@ -58,7 +58,7 @@ def start(close_fds: tuple[int, ...]) -> int | None:
             os._exit(code)
     os.close(to_r)
     os.close(from_w)
-    _ZYGOTE = Zygote(pid, to_w, from_r)
+    _ZYGOTE = Zygote(to_w, from_r)
     return pid
 
 
@@ -79,17 +79,15 @@ def session(first: dict[str, Any]) -> ForkedChild | None:
 class Zygote:
     """The worker's ends of the zygote's pipes."""
 
-    def __init__(self, pid: int, to_w: int, from_r: int):
-        self.pid, self.to_w, self.from_r = pid, to_w, from_r
+    def __init__(self, to_w: int, from_r: int):
+        self.to_w, self.from_r = to_w, from_r
         self.buf = b""
         self.current: ForkedChild | None = None  # the session in progress
         self.broken = False
         self.sid = 0
 
     def write(self, line: dict[str, Any]) -> None:
-        data = (json.dumps(line) + "\n").encode()
-        while data:
-            data = data[os.write(self.to_w, data):]
+        _write(self.to_w, line)
 
     def read(self, sid: int, deadline: float) -> dict[str, Any] | None:
         """The next line of session `sid` (lines of an earlier, abandoned session are skipped); None at the deadline
@@ -162,11 +160,10 @@ class ForkedChild:
         try:
             if msg is None:
                 self._stop()
-                notes.append(f"compile for the target stopped after {timeout_s:.0f} s")
+                notes.append(stopped_note(timeout_s))
                 return None
             if "exit" in msg:  # it ended without an answer (an abort in the compiler, a signal)
-                tail = self._err_tail()
-                notes.append(f"the compile child exited {msg['exit']} without an answer: {tail}")
+                notes.append(no_answer_note(msg["exit"], self._err()))
                 return None
             if self.z.read(self.sid, time.monotonic() + 10.0) is None:  # its exit line: then the pipe is free
                 self._stop()
@@ -182,13 +179,12 @@ class ForkedChild:
         if self.z.read(self.sid, time.monotonic() + 10.0) is None:  # no exit line: the zygote is stuck or gone
             self.z.broken = True
 
-    def _err_tail(self) -> str:
+    def _err(self) -> str:
         try:
             with open(self.err_path, errors="replace") as f:
-                lines = f.read().strip().splitlines()[-3:]
+                return f.read()
         except OSError:
             return ""
-        return " | ".join(lines)[-400:]
 
     def _done(self) -> None:
         if self.z.current is self:
@@ -197,6 +193,18 @@ class ForkedChild:
             os.unlink(self.err_path)
         except OSError:
             pass
+
+
+def stopped_note(timeout_s: float) -> str:
+    """The note of a compile child that did not answer in time (fresh or forked)."""
+    return f"compile for the target stopped after {timeout_s:.0f} s"
+
+
+def no_answer_note(code: int | None, stderr: str | None) -> str:
+    """The note of a compile child that ended without an answer (an abort in the compiler, a signal): its exit code
+    and the last lines of its stderr."""
+    tail = (stderr or "").strip().splitlines()[-3:]
+    return f"the compile child exited {code} without an answer: {' | '.join(tail)[-400:]}"
 
 
 # --- the zygote's side ---

@@ -457,7 +457,7 @@ class _Child:
             out = self._answer(left)
             if out is None:
                 self.proc.kill()
-                notes.append(f"compile for the target stopped after {timeout_s:.0f} s")
+                notes.append(compile_zygote.stopped_note(timeout_s))
                 return None
             try:
                 self.proc.wait(timeout=10)  # it exits once it has answered
@@ -474,9 +474,7 @@ class _Child:
         try:
             return json.loads(out)
         except ValueError:
-            tail = (err or "").strip().splitlines()[-3:]
-            notes.append(f"the compile child exited {self.proc.returncode} without an answer: "
-                         f"{' | '.join(tail)[-400:]}")
+            notes.append(compile_zygote.no_answer_note(self.proc.returncode, err))
             return None
 
 

@@ -28,17 +28,6 @@ def _custom_backward(node: Any, limit: int = 64) -> bool:
     return False
 
 
-def _upstream_aside(p: Probe, since: int) -> None:
-    """The out.sum() variant's failures since `since` go aside as robustness "upstream" (a layout of the output
-    gradient: contract only where the file differentiates a sum, audit/contract.py), an out-of-bounds access too."""
-    for f in p.failures[since:]:
-        oob = "; it reads or writes out of bounds under this layout (robustness, as the layout is)" \
-            if f.get("oob") else ""
-        p.aside.append({**f, "kind": "upstream", "detail": f"{f.get('detail') or f.get('error') or f['what']}; "
-                        f"autograd hands the backward out.sum()'s gradient expanded (stride 0){oob}"[:600]})
-    del p.failures[since:]
-
-
 class GradProbes:
     """Uses the Prober's state (self.fn, self.ref, self.shape, self.dtype, self.only, self.emit, ...) and its core
     methods (call, judge, fail, wanted): a mixin of probes.Prober, never used alone."""
@@ -71,8 +60,9 @@ class GradProbes:
             p.ran.append(label)
             mark = len(p.failures)
             self._grad_judge(p, label, x, floats, cand, expanded)
-            if expanded:
-                _upstream_aside(p, mark)
+            if expanded:  # robustness "upstream": contract only where the file differentiates a sum (contract.py)
+                p.layout_aside(p.failures[mark:], "upstream", "autograd hands the backward out.sum()'s gradient "
+                               "expanded (stride 0)")
 
     def _grad_judge(self, p: Probe, label: str, x: list[Any], floats: list[int], cand: Any, expanded: bool) -> None:
         """The candidate's gradients (or its backward's exception) against the float64 reference's."""

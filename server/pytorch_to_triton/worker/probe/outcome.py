@@ -118,6 +118,16 @@ class Probe:
     # says the callers give such inputs.
     aside: list[dict[str, Any]] = field(default_factory=list)
 
+    def layout_aside(self, failures: list[dict[str, Any]], kind: str, why: str) -> None:
+        """Move `failures` (records of self.failures) aside as robustness `kind`: a layout the callers do not give
+        (tier_rules), an out-of-bounds access under it too, said so; `why` follows each record's detail."""
+        for f in failures:
+            self.failures.remove(f)
+            oob = "; it reads or writes out of bounds under this layout (robustness, as the layout is)" \
+                if f.get("oob") else ""
+            self.aside.append({**f, "kind": kind,
+                               "detail": f"{f.get('detail') or f.get('error') or f['what']}; {why}{oob}"[:600]})
+
     def as_dict(self) -> dict[str, Any]:
         """JSON form for the protocol."""
         return {"name": self.name, "covered": self.covered, "ran": self.ran, "failures": self.failures,

@@ -86,13 +86,8 @@ class LayoutProbes:
             given = any(isinstance(x[i], torch.Tensor) and not x[i].is_contiguous() for i in f.get("inputs") or ()
                         if i < len(x))
             kind = tr.layout_kind(given)
-            if kind is None:
-                continue
-            p.failures.remove(f)
-            oob = "; it reads or writes out of bounds under this layout (robustness, as the layout is)" \
-                if f.get("oob") else ""
-            p.aside.append({**f, "kind": kind, "detail": f"{f.get('detail') or f.get('error') or f['what']}; the "
-                            f"example passes these inputs contiguous{oob}"[:600]})
+            if kind is not None:
+                p.layout_aside([f], kind, "the example passes these inputs contiguous")
 
     def _layout_try(self, p: Probe, label: str, variant: list[Any], x: list[Any], outs: list[torch.Tensor],
                     inputs: set[int]) -> dict[str, Any] | str:
