@@ -327,8 +327,8 @@ LATER_BATCHES = [
     ("held_out_38", 5, "fasterkernels, fused-turboquant", 0, 5, 0),  # no P0; 1 P1 false; sinks, sync, split
     # buffers, window and the paged kernel's break all missed
     # issue 45's fresh batch, prepared at c5a0105 without running the audit on it; figures TODO once audited
-    ("held_out_39", 3, "crossentropy-triton, triton-csprng, flash-sinkhorn", 0, 3, 0),  # CE: all-ignored batch,
-    # batch-1 logits overwritten; ChaCha20's per-size compile; the c-transform clean
+    ("held_out_39", 4, "crossentropy-triton, triton-csprng, flash-sinkhorn, eigentune", 0, 3, 0),  # CE: all-ignored
+    # batch, batch-1 logits overwritten; ChaCha20's per-size compile; the c-transform and EigenTune's up clean
 ]
 FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_25", "held_out_26", "held_out_27",
          "held_out_28", "held_out_29", "held_out_30", "held_out_31", "held_out_32", "held_out_33", "held_out_34",

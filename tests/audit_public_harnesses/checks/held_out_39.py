@@ -1,7 +1,8 @@
 """The known problems and the labelling checks of issue 45's fresh batch held_out_39 (crossentropy-triton 0.1.2,
-triton-csprng 0.1.5, flash-sinkhorn 0.4.1), one function each, run on the corpus copies (tests/audit_public_corpus/...)
-with the callers' inputs built by the batch's harnesses (tests/audit_public_harnesses/...). Written without running
-the audit on these files (tests/audit_public_corpus/README.md, the held_out_39 section).
+triton-csprng 0.1.5, flash-sinkhorn 0.4.1, eigentune 0.2.0), one function each, run on the corpus copies
+(tests/audit_public_corpus/...) with the callers' inputs built by the batch's harnesses
+(tests/audit_public_harnesses/...). Written without running the audit on these files
+(tests/audit_public_corpus/README.md, the held_out_39 section).
 
 Each check returns 1 while the problem shows (a wrong result, a caller's tensor overwritten, a compile per call size),
 0 when it does not, 2 when it cannot run here. Without CUDA the kernels run under Triton's interpreter (the runner
@@ -12,6 +13,7 @@ sets TRITON_INTERPRET=1; `pair` installs the audit worker's stand-ins).
   python benchmarks/held_out.py --one 39 ce_all_ignored     # cross_entropy_forward: every label ignored (P0)
   python benchmarks/held_out.py --one 39 ce_batch1_inplace  # CrossEntropyFunction: batch 1 overwrites logits (P0)
   python benchmarks/held_out.py --one 39 chacha_recompile   # chacha20_blocks: a compile per block count (P1)
+  python benchmarks/held_out.py --one 39 et_rank256         # eigentune down/up at rank 256 (a labelling check; GPU)
 
 On a GPU: PART=held_out HELD_OUT=39 bash benchmarks/gpu_session.sh (each check in its own process).
 """
@@ -24,7 +26,7 @@ from _common import CUDA, DEV, Check, case, max_err, pair
 SHIMS = ("libdevice", "cuda_noop", "autotune", "compat", "tf32")
 # (project, file): every labelled file of the set, each with a harness
 FILES = (("crossentropy_triton", "crossentropy_tl"), ("triton_csprng", "chacha20"),
-         ("flash_sinkhorn", "c_transform_sqeuclid"))
+         ("flash_sinkhorn", "c_transform_sqeuclid"), ("eigentune", "triton_backend"))
 _LOADED: dict = {}
 
 
@@ -135,6 +137,36 @@ def chacha_recompile() -> int:
     return 1 if n >= 6 else 0
 
 
+def et_rank256() -> int:
+    """A labelling check, not a known problem: eigentune's kernels keep the whole padded rank in one tile (BR up to 256
+    for diag, MAX_RANK_DIAG) and down's K loop is pipelined at Triton's default stages, so a bf16 down at rank 256 with
+    K >= 2048 (BK 128) holds a [64, 128] and a [128, 256] tile per stage. On a GPU: down and up at rank 256 (diag),
+    2048 tokens, 4096 features, against torch; exit 1 if either raises (out of shared memory: a compile P0 at ranks
+    129-256 would be real) or is wrong, 0 if both run right (such a P0 would be false). The README's ranks are 8-64;
+    the interpreter has no shared-memory limit: 2 here."""
+    if not CUDA:
+        print("et_rank256: needs a GPU (the interpreter has no shared-memory limit)")
+        return 2
+    _, k = _pair("eigentune", "triton_backend")
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2048, 4096, generator=g).to(DEV, torch.bfloat16)
+    vh = torch.linalg.qr(torch.randn(4096, 256, generator=g))[0].T.contiguous().to(DEV, torch.bfloat16)
+    w = (0.1 * torch.randn(256, generator=g)).to(DEV, torch.bfloat16)
+    u = torch.linalg.qr(torch.randn(4096, 256, generator=g))[0].to(DEV, torch.bfloat16)
+    try:
+        q = k.down(x, vh, 1)
+        y = k.up(q, w, u, 0, "diag", x)
+    except Exception as e:  # an OutOfResources is what this check looks for
+        print(f"et_rank256: rank 256 raises {type(e).__name__}: {str(e).splitlines()[0][:200]} WRONG")
+        return 1
+    q_ref = x.float() @ vh.float().T
+    y_ref = x.float() + (q.float() * w.float()) @ u.float().T
+    errs = (max_err(q, q_ref), max_err(y, y_ref))
+    wrong = not (errs[0] <= 0.1 and errs[1] <= 0.1)
+    print(f"et_rank256: rank 256 ran: down {errs[0]:.3e}, up {errs[1]:.3e} {'WRONG' if wrong else 'ok'}")
+    return 1 if wrong else 0
+
+
 GPU_RUN = None
 CHECKS = {  # what a GPU run gives when the labels are right (the held_out_39 section of the corpus README)
     "examples": Check(examples, "0: every harness example right", 120),
@@ -142,4 +174,6 @@ CHECKS = {  # what a GPU run gives when the labels are right (the held_out_39 se
     "ce_batch1_inplace": Check(ce_batch1_inplace, "1: batch 1: the caller's logits overwritten (P0)", 90),
     "chacha_recompile": Check(chacha_recompile, "1: one compiled variant per block count (0: the P1 is paper-only)",
                               120),
+    "et_rank256": Check(et_rank256, "a labelling check: 1 = rank 256 does not run (a shared-memory compile P0 at "
+                        "ranks 129-256 is real); 0 = it runs right (such a P0 is false)", 120),
 }
