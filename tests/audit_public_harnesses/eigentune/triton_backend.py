@@ -22,7 +22,7 @@ def make_inputs(case):
     n, m, r = case.shape
     q = (0.5 * case.randn(n, r)).to(torch.bfloat16)  # down(x, Vh): x [N, in] projected on r right singular vectors
     delta = (0.1 * case.randn(r)).to(torch.bfloat16)
-    u = torch.linalg.qr(case.randn(m, r).cpu())[0].to(case.device, torch.bfloat16)  # orthonormal columns
+    u = torch.linalg.qr(case.randn(m, r))[0].to(torch.bfloat16)  # orthonormal columns (on the case's device: meta too)
     base = case.randn(n, m, dtype=torch.bfloat16)
     return (q, delta, u, 0, "diag", base)
 
