@@ -28,9 +28,8 @@ sys.path.insert(0, str(ROOT / "server"))
 
 SEVERE = ("P0", "P1")
 # Fresh sets not yet audited: a run without --only leaves them out until the rules are frozen (audit them with --only
-# SET, label every P0/P1, then empty this). held_out_39 (issue 45's fresh batch: crossentropy-triton, triton-csprng,
-# flash-sinkhorn, eigentune): prepared at c5a0105, not audited.
-NOT_YET_AUDITED: tuple[str, ...] = ("held_out_39",)
+# SET, label every P0/P1, then empty this). held_out_39 was audited at dc4b394 (2026-12-08).
+NOT_YET_AUDITED: tuple[str, ...] = ()
 
 
 def labels() -> dict[str, Any]:

@@ -326,9 +326,10 @@ LATER_BATCHES = [
     ("held_out_37", 4, "flashlib, torch-fps", 0, 0, 0),  # no known problem; its one P1 (a bucketed key) is false
     ("held_out_38", 5, "fasterkernels, fused-turboquant", 0, 5, 0),  # no P0; 1 P1 false; sinks, sync, split
     # buffers, window and the paged kernel's break all missed
-    # issue 45's fresh batch, prepared at c5a0105 without running the audit on it; figures TODO once audited
-    ("held_out_39", 4, "crossentropy-triton, triton-csprng, flash-sinkhorn, eigentune", 0, 3, 0),  # CE: all-ignored
-    # batch, batch-1 logits overwritten; ChaCha20's per-size compile; the c-transform and EigenTune's up clean
+    # issue 45's fresh batch, prepared at c5a0105 without running the audit on it, audited on the rules of dc4b394
+    ("held_out_39", 4, "crossentropy-triton, triton-csprng, flash-sinkhorn, eigentune", 0, 3, 0),  # its 2 P0s false
+    # (probe_rows: a mean-reduced loss's rows; a weight cut where its size equals the batch); 4 of 6 P1s real (3 host
+    # syncs, ChaCha20's recompile named at its call); the all-ignored batch and the batch-1 overwrite missed
 ]
 FRESH = ("held_out_21", "held_out_22", "held_out_23", "held_out_24", "held_out_25", "held_out_26", "held_out_27",
          "held_out_28", "held_out_29", "held_out_30", "held_out_31", "held_out_32", "held_out_33", "held_out_34",
