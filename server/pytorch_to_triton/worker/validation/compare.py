@@ -329,9 +329,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, chun
     if (mismatches and own is not None and own.l2 > 0 and tail + mismatches <= tail_allowed(n) and not far
             and not nonfinite and diff_norm <= OWN_FACTOR * own.l2):  # a few past their neighbours too (TAIL_PER)
         res["tail_normwise"] = mismatches
-        tail += mismatches
-        tail_worst = sorted(worst + tail_worst, key=lambda w: (-w[0], w[1]))[:WORST_K]
-        first_tail = min(x for x in (first_bad, first_tail) if x is not None)
+        tail += mismatches  # within tail_allowed: nothing below reads their worst or first index
         mismatches, worst, first_bad = 0, [], None
     if tail and tail > tail_allowed(n):  # too many to be rounding's tail: each is a mismatch
         mismatches += tail
